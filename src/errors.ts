@@ -1,0 +1,150 @@
+/**
+ * The one error module. Every layer throws these; `main` renders them in one place
+ * and turns them into the documented exit codes.
+ */
+export const ExitCode = {
+  OK: 0,
+  UNEXPECTED: 1,
+  USAGE: 2,
+  AUTH: 3,
+  REJECTED: 4,
+  SERVICE: 5,
+  PENDING: 6,
+  SIGINT: 130,
+  SIGTERM: 143,
+} as const;
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+export interface ErrorOptions {
+  /** What the user can do next, e.g. "run `leadctl auth login`". */
+  hint?: string;
+  /** Structured details included in the JSON form (field errors, row numbers...). */
+  details?: unknown;
+  cause?: unknown;
+}
+
+export class LeadctlError extends Error {
+  readonly exitCode: number;
+  readonly code: string;
+  readonly hint?: string;
+  readonly details?: unknown;
+
+  constructor(code: string, exitCode: number, message: string, options: ErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.exitCode = exitCode;
+    this.hint = options.hint;
+    this.details = options.details;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      code: this.code,
+      message: this.message,
+      exit_code: this.exitCode,
+      ...(this.hint ? { hint: this.hint } : {}),
+      ...(this.details !== undefined ? { details: this.details } : {}),
+    };
+  }
+}
+
+/** Bad flags or arguments (exit 2). */
+export class UsageError extends LeadctlError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('usage', ExitCode.USAGE, message, options);
+  }
+}
+
+export interface InputLocation {
+  file?: string;
+  row?: number;
+  field?: string;
+}
+
+/** An input file that cannot be read or is invalid (exit 2). Names file, row and field. */
+export class InputError extends LeadctlError {
+  readonly location: InputLocation;
+  constructor(message: string, location: InputLocation = {}, options?: ErrorOptions) {
+    super('invalid_input', ExitCode.USAGE, formatLocation(location) + message, {
+      ...options,
+      details: options?.details ?? (Object.keys(location).length ? location : undefined),
+    });
+    this.location = location;
+  }
+}
+
+export function formatLocation(loc: InputLocation): string {
+  const parts: string[] = [];
+  if (loc.file) parts.push(loc.file);
+  if (loc.row !== undefined) parts.push(`row ${loc.row}`);
+  if (loc.field) parts.push(`field ${loc.field}`);
+  return parts.length ? parts.join(', ') + ': ' : '';
+}
+
+/** Missing, wrong or revoked credentials (exit 3). */
+export class AuthError extends LeadctlError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('authentication', ExitCode.AUTH, message, {
+      hint: 'run `leadctl auth login`, or set LEADCTL_CLIENT_ID and LEADCTL_CLIENT_SECRET',
+      ...options,
+    });
+  }
+}
+
+/** The service refused the request's content (HTTP 422 and the like; exit 2). */
+export class ValidationError extends LeadctlError {
+  readonly fieldErrors: Record<string, string[]>;
+  constructor(message: string, fieldErrors: Record<string, string[]> = {}, options?: ErrorOptions) {
+    super('validation', ExitCode.USAGE, message, { details: { errors: fieldErrors }, ...options });
+    this.fieldErrors = fieldErrors;
+  }
+}
+
+/** The requested object does not exist (HTTP 404; exit 2: the input named something unknown). */
+export class NotFoundError extends LeadctlError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('not_found', ExitCode.USAGE, message, options);
+  }
+}
+
+/** Still rate limited after the retries (exit 5). */
+export class RateLimitedError extends LeadctlError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('rate_limited', ExitCode.SERVICE, message, options);
+  }
+}
+
+/** The service answered with an error status after the retries (exit 5). */
+export class ServiceError extends LeadctlError {
+  readonly status?: number;
+  constructor(message: string, status?: number, options?: ErrorOptions) {
+    super('service', ExitCode.SERVICE, message, options);
+    this.status = status;
+  }
+}
+
+/** The service could not be reached after the retries (exit 5). */
+export class NetworkError extends LeadctlError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('network', ExitCode.SERVICE, message, options);
+  }
+}
+
+/** The run completed but some records were rejected (exit 4). */
+export class RecordsRejectedError extends LeadctlError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('rejected', ExitCode.REJECTED, message, options);
+  }
+}
+
+/** The run was stopped by a signal (exit 130 / 143). */
+export class InterruptedError extends LeadctlError {
+  constructor(signal: 'SIGINT' | 'SIGTERM', options?: ErrorOptions) {
+    super('interrupted', signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM, `interrupted by ${signal}`, options);
+  }
+}
+
+export function isLeadctlError(e: unknown): e is LeadctlError {
+  return e instanceof LeadctlError;
+}
