@@ -1,3 +1,11 @@
+import { readFileSync } from 'node:fs';
+import type { ApiClient } from '../api/client.js';
+import type { CredentialFlags, ResolvedCredentials } from '../config/credentials.js';
+import { configDir } from '../config/paths.js';
+import type { ProfileStore } from '../config/profiles.js';
+import { UsageError } from '../errors.js';
+import { createProgress, progressMode, type Progress } from '../output/progress.js';
+import { Output } from '../output/render.js';
 import type { IO } from './io.js';
 
 export const OUTPUT_FORMATS = ['table', 'json', 'ndjson', 'csv'] as const;
@@ -26,11 +34,33 @@ export interface Logger {
   debug(message: string): void;
 }
 
+/** The config folder, the profiles in it, and the credentials a command resolves to. */
+export interface ConfigAccess {
+  /** LEADCTL_CONFIG_DIR, else the platform's standard folder for leadctl. */
+  readonly dir: string;
+  /** The profile store (conf is loaded on first use). */
+  store(): Promise<ProfileStore>;
+  /** Flags > environment > profile, with where each value came from. */
+  credentials(flags?: Pick<CredentialFlags, 'clientId' | 'clientSecret'>): Promise<ResolvedCredentials>;
+}
+
 /** What every command handler receives instead of importing globals. */
 export interface CommandContext {
   io: IO;
   globals: GlobalOptions;
   log: Logger;
+  config: ConfigAccess;
+  /** Results on stdout in the chosen --output format. */
+  output: Output;
+  /** Progress on stderr for a long run (spinner on a TTY, lines in logs, nothing with --quiet or json). */
+  progress(text?: string): Progress;
+  /**
+   * The API client for the resolved credentials (flags > environment > profile), created once
+   * per run. `flags` (auth login) creates a separate client for those credentials.
+   */
+  api(flags?: Pick<CredentialFlags, 'clientId' | 'clientSecret'>): Promise<ApiClient>;
+  /** Frees connections and finishes progress output; main calls it after the handler. */
+  dispose(): Promise<void>;
 }
 
 export function resolveGlobals(io: IO, raw: Record<string, unknown>): GlobalOptions {
@@ -65,5 +95,98 @@ export function createLogger(io: IO, globals: Pick<GlobalOptions, 'quiet' | 'ver
 
 export function createContext(io: IO, raw: Record<string, unknown>): CommandContext {
   const globals = resolveGlobals(io, raw);
-  return { io, globals, log: createLogger(io, globals) };
+  const log = createLogger(io, globals);
+  const dir = configDir(io.env);
+  let store: Promise<ProfileStore> | undefined;
+  let shared: Promise<ApiClient> | undefined;
+  const clients: Array<Promise<ApiClient>> = [];
+  const progresses: Progress[] = [];
+
+  const config: ConfigAccess = {
+    dir,
+    store: () => (store ??= import('../config/profiles.js').then((m) => m.openProfileStore(dir))),
+    async credentials(flags = {}) {
+      const [{ resolveCredentials }, profiles] = await Promise.all([import('../config/credentials.js'), config.store()]);
+      return resolveCredentials({ profile: globals.profile, baseUrl: globals.baseUrl, ...flags }, io.env, profiles.read());
+    },
+  };
+
+  const makeClient = async (flags: Pick<CredentialFlags, 'clientId' | 'clientSecret'>): Promise<ApiClient> => {
+    const [{ createApiClient }, { retryPolicyFromEnv }, { formatApiEvent }, { redact }, credentials] = await Promise.all([
+      import('../api/client.js'),
+      import('../api/retry.js'),
+      import('../api/events.js'),
+      import('../output/mask.js'),
+      import('../config/credentials.js'),
+    ]);
+    const profiles = await config.store();
+    const resolved = credentials.resolveCredentials({ profile: globals.profile, baseUrl: globals.baseUrl, ...flags }, io.env, profiles.read());
+    credentials.requireUsableCredentials(resolved);
+    let retry;
+    try {
+      retry = retryPolicyFromEnv(io.env);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const secret = resolved.clientSecret?.value;
+    // Credentials given explicitly (auth login) are being tried out: keep them away from the profile's token.
+    const explicit = flags.clientId !== undefined || flags.clientSecret !== undefined;
+    return createApiClient({
+      baseUrl: resolved.baseUrl.value,
+      clientId: resolved.clientId?.value,
+      clientSecret: secret,
+      tokenCache: explicit ? undefined : credentials.profileTokenCache(profiles, resolved),
+      timeoutMs: globals.timeoutMs,
+      retry,
+      userAgent: `leadctl/${version()} node/${process.versions.node}`,
+      now: () => io.now().getTime(),
+      onEvent: globals.verbose ? (event) => log.debug(redact(formatApiEvent(event), [secret])) : undefined,
+    });
+  };
+
+  return {
+    io,
+    globals,
+    log,
+    config,
+    output: new Output(io.stdout, { format: globals.output, color: globals.color && io.stdout.isTTY === true }),
+    progress(text) {
+      const progress = createProgress(io.stderr, {
+        mode: progressMode({ stderrIsTTY: io.stderr.isTTY === true, quiet: globals.quiet, output: globals.output }),
+        color: globals.color,
+        now: () => io.now().getTime(),
+      });
+      progresses.push(progress);
+      if (text !== undefined) progress.start(text);
+      return progress;
+    },
+    api(flags) {
+      if (flags && (flags.clientId !== undefined || flags.clientSecret !== undefined)) {
+        const client = makeClient(flags);
+        clients.push(client);
+        return client;
+      }
+      if (!shared) {
+        shared = makeClient({});
+        clients.push(shared);
+      }
+      return shared;
+    },
+    async dispose() {
+      await Promise.all(progresses.map((p) => p.flush()));
+      await Promise.allSettled(clients.map(async (c) => (await c).close()));
+    },
+  };
+}
+
+let cachedVersion: string | undefined;
+function version(): string {
+  if (cachedVersion === undefined) {
+    try {
+      cachedVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    } catch {
+      cachedVersion = 'unknown';
+    }
+  }
+  return cachedVersion;
 }

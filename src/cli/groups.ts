@@ -1,8 +1,11 @@
+import { register as auth } from './auth.js';
 import type { Register } from './command.js';
+import { register as sandbox } from './sandbox.js';
+import { register as systems } from './systems.js';
 
 /**
  * Every command group, in help order. Group modules must stay light at import time
  * (commander only): they load their implementation inside the action, so that
  * `leadctl --version` and `--help` pay for commander alone.
  */
-export const commandGroups: Register[] = [];
+export const commandGroups: Register[] = [auth, systems, sandbox];

@@ -57,8 +57,12 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
     const cmd = commanderArgs[commanderArgs.length - 1] as Command;
     const ctx = createContext(io, cmd.optsWithGlobals());
     jsonErrors = ctx.globals.output === 'json';
-    const code = await handler(ctx, cmd.processedArgs ?? [], cmd.opts() as never, cmd);
-    exitCode = code ?? ExitCode.OK;
+    try {
+      const code = await handler(ctx, cmd.processedArgs ?? [], cmd.opts() as never, cmd);
+      exitCode = code ?? ExitCode.OK;
+    } finally {
+      await ctx.dispose();
+    }
   };
   const program = buildProgram(io, bind);
   try {

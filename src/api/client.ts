@@ -1,0 +1,585 @@
+/**
+ * Typed client of the Lead Intake and Loan Performance Service.
+ *
+ * One keep-alive undici Agent per client; the access token is obtained lazily and
+ * renewed once on a 401; requests that are safe to repeat are retried with backoff
+ * on connection failures, 429 and 502/503/504. No terminal concerns: what happens
+ * is reported through `onEvent`, and failures are thrown as the typed errors of
+ * src/errors.ts.
+ */
+import { Readable } from 'node:stream';
+import { performance } from 'node:perf_hooks';
+import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import type { z } from 'zod';
+import {
+  BatchResponseSchema,
+  DictionaryResponseSchema,
+  DryRunResponseSchema,
+  LeadIdsPageSchema,
+  LeadResponseSchema,
+  LegacyResponseSchema,
+  ListPageSchema,
+  ListResponseSchema,
+  ManagementSystemsResponseSchema,
+  TokenResponseSchema,
+  UpsertResponseSchema,
+} from '../schema/index.js';
+import type {
+  BatchResponse,
+  CustomerBatch,
+  CustomerUpsert,
+  DataAttribute,
+  DryRunRequest,
+  DryRunResponse,
+  LeadIdsPage,
+  LegacyResponse,
+  List,
+  ListPage,
+  ListWrite,
+  LoanUpsert,
+  ManagementSystem,
+  PaymentUpsert,
+  PriceRejectAccept,
+} from '../schema/index.js';
+import { AuthError, ServiceError } from '../errors.js';
+import {
+  type FailedResponse,
+  errorFromNetwork,
+  errorFromResponse,
+  errorFromTokenResponse,
+  isConnectPhaseError,
+  isTransientNetworkError,
+  networkErrorCode,
+} from './errors.js';
+import { DEFAULT_RETRY_POLICY, RETRYABLE_STATUSES, decideRetry, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
+import { TokenProvider, type CachedToken, type TokenCache, type TokenEvent } from './token.js';
+
+/**
+ * A request body produced on demand as JSON text in chunks, so that a large upload
+ * streams in constant memory and a retry can produce it again from the start.
+ */
+export type BodySource = () => AsyncIterable<Uint8Array | string>;
+
+/** A JSON value, or a BodySource that yields its serialised form. */
+export type JsonBody<T> = T | BodySource;
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/**
+ * `safe`: idempotent, repeated on any transient failure.
+ * `unsent-only`: repeated only when the connection failed before the request left (the legacy lead post).
+ */
+export type RepeatPolicy = 'safe' | 'unsent-only';
+
+export interface RequestOptions {
+  /** Aborts the request and any wait between retries. */
+  signal?: AbortSignal;
+  /** Overrides the client's per-request timeout. */
+  timeoutMs?: number;
+}
+
+export interface RequestSpec extends RequestOptions {
+  method: HttpMethod;
+  /** Path below the base URL, starting with "/". */
+  path: string;
+  /** Query parameters in order; keys may repeat (e.g. `map_ids[]`). */
+  query?: Array<[string, string | number]>;
+  /** JSON body or a streaming source; omitted for GET. */
+  body?: unknown;
+  /** Form-encoded body (the token request). */
+  form?: Record<string, string>;
+  auth: 'bearer' | 'none';
+  repeat: RepeatPolicy;
+  /** Non-2xx answers to return rather than throw (the legacy envelope). */
+  accept?: (status: number, body: unknown) => boolean;
+  /** Turns a final non-2xx answer into the error to throw (the token endpoint's OAuth errors). */
+  mapError?: (failure: FailedResponse) => Error;
+}
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON, or the text when the body was not JSON; undefined when empty. */
+  body: T;
+  /** Attempts made, the first included. */
+  attempts: number;
+}
+
+export type ApiEvent =
+  | { type: 'response'; method: HttpMethod; path: string; status: number; durationMs: number; attempt: number }
+  | { type: 'network-error'; method: HttpMethod; path: string; code: string; durationMs: number; attempt: number }
+  | { type: 'retry'; method: HttpMethod; path: string; attempt: number; delayMs: number; reason: string }
+  | { type: 'give-up'; method: HttpMethod; path: string; attempts: number; reason: string }
+  | TokenEvent;
+
+export interface ApiClientOptions {
+  baseUrl: string;
+  /** Needed only for bearer-protected endpoints (everything but the legacy post). */
+  clientId?: string;
+  clientSecret?: string;
+  /** Persists the token across runs (the profile). */
+  tokenCache?: TokenCache;
+  /** Per-request timeout (waiting for headers, and between body chunks). Default 60 s. */
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  onEvent?: (event: ApiEvent) => void;
+  userAgent?: string;
+  /** Clock, for tests. */
+  now?: () => number;
+  /** Randomness of the jitter, for tests. */
+  random?: () => number;
+  /** A dispatcher of your own (tests); the client then does not close it. */
+  dispatcher?: Dispatcher;
+}
+
+/** Result of a single upsert: the service's status and stored object when it sends one. */
+export interface UpsertResult {
+  status: number;
+  /** True on HTTP 201. */
+  created: boolean;
+  /** `data` of the answer when it has that shape. */
+  data?: Record<string, unknown>;
+  /** The answer as received. */
+  raw: unknown;
+}
+
+/** Result of a batch upsert: the summary when the answer has the documented sandbox shape. */
+export interface BatchResult {
+  status: number;
+  summary?: BatchResponse['data'];
+  raw: unknown;
+}
+
+export type DryRunResult = DryRunResponse['data'];
+
+/** The legacy envelope, plus the HTTP status it came with. */
+export type LegacyResult = LegacyResponse & { httpStatus: number };
+
+export interface LeadIdsParams {
+  date?: string;
+  datetime?: string;
+  per_page?: number;
+  cursor?: string;
+}
+
+const LISTS_PATH = '/api/v1/lead-management/lists';
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+export class ApiClient {
+  readonly baseUrl: string;
+  readonly clientId?: string;
+  private readonly origin: string;
+  private readonly basePath: string;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly policy: RetryPolicy;
+  private readonly tokens: TokenProvider;
+  private readonly now: () => number;
+  private readonly random: () => number;
+
+  constructor(private readonly options: ApiClientOptions) {
+    const url = new URL(options.baseUrl);
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.clientId = options.clientId;
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.dispatcher =
+      options.dispatcher ??
+      new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect: { timeout: Math.min(options.timeoutMs ?? 10_000, 10_000) } });
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+    this.tokens = new TokenProvider({
+      fetchToken: () => this.fetchToken(),
+      cache: options.tokenCache,
+      now: this.now,
+      onEvent: options.onEvent,
+    });
+  }
+
+  // ---- authentication -------------------------------------------------------------------------
+
+  /** A token valid now (cached, or obtained). */
+  token(): Promise<CachedToken> {
+    return this.tokens.getToken();
+  }
+
+  /** Obtains a new token whatever is cached: proves the credentials work. */
+  authenticate(): Promise<CachedToken> {
+    return this.tokens.renewNow();
+  }
+
+  // ---- lists ------------------------------------------------------------------------------------
+
+  async createList(body: JsonBody<ListWrite>, options?: RequestOptions): Promise<List> {
+    const res = await this.send({ method: 'POST', path: LISTS_PATH, body, auth: 'bearer', repeat: 'safe', ...options });
+    return this.expect(ListResponseSchema, res, 'POST', LISTS_PATH).data;
+  }
+
+  async updateList(listId: number, body: JsonBody<ListWrite>, options?: RequestOptions): Promise<List> {
+    const path = `${LISTS_PATH}/${encodeURIComponent(String(listId))}`;
+    const res = await this.send({ method: 'PUT', path, body, auth: 'bearer', repeat: 'safe', ...options });
+    return this.expect(ListResponseSchema, res, 'PUT', path).data;
+  }
+
+  async getList(listId: number, options?: RequestOptions): Promise<List> {
+    const path = `${LISTS_PATH}/${encodeURIComponent(String(listId))}`;
+    const res = await this.send({ method: 'GET', path, auth: 'bearer', repeat: 'safe', ...options });
+    return this.expect(ListResponseSchema, res, 'GET', path).data;
+  }
+
+  /** One page of list metadata (pages start at 1). */
+  async listPage(page = 1, options?: RequestOptions): Promise<ListPage> {
+    const res = await this.send({ method: 'GET', path: LISTS_PATH, query: [['page', page]], auth: 'bearer', repeat: 'safe', ...options });
+    return this.expect(ListPageSchema, res, 'GET', LISTS_PATH);
+  }
+
+  /** Every list of the account, page after page. */
+  async *allLists(options?: RequestOptions): AsyncGenerator<List> {
+    for (let page = 1; ; page++) {
+      const result = await this.listPage(page, options);
+      yield* result.data;
+      const last = result.last_page ?? page;
+      if (page >= last || result.data.length === 0 || result.next_page_url === null) return;
+    }
+  }
+
+  // ---- loan performance -------------------------------------------------------------------------
+
+  async upsertCustomer(body: CustomerUpsert, options?: RequestOptions): Promise<UpsertResult> {
+    return this.upsert('/api/v1/loan-performance/customers', body, options);
+  }
+
+  async upsertLoan(customerId: string, body: LoanUpsert, options?: RequestOptions): Promise<UpsertResult> {
+    return this.upsert(`/api/v1/loan-performance/customers/${encodeURIComponent(customerId)}/loans`, body, options);
+  }
+
+  async upsertPayment(customerId: string, body: PaymentUpsert, options?: RequestOptions): Promise<UpsertResult> {
+    return this.upsert(`/api/v1/loan-performance/customers/${encodeURIComponent(customerId)}/payments`, body, options);
+  }
+
+  /** Up to 1000 customers with their loans and payments; invalid objects are skipped by the service. */
+  async upsertCustomerBatch(body: JsonBody<CustomerBatch>, options?: RequestOptions): Promise<BatchResult> {
+    const res = await this.send({ method: 'POST', path: '/api/v1/loan-performance/batches/customers', body, auth: 'bearer', repeat: 'safe', ...options });
+    const parsed = BatchResponseSchema.safeParse(res.body);
+    return { status: res.status, summary: parsed.success ? parsed.data.data : undefined, raw: res.body };
+  }
+
+  // ---- lead data ----------------------------------------------------------------------------------
+
+  /** One page of lead ids; follow `meta.next_cursor` for the next. */
+  async leadIds(params: LeadIdsParams = {}, options?: RequestOptions): Promise<LeadIdsPage> {
+    const query: Array<[string, string | number]> = [];
+    if (params.date !== undefined) query.push(['date', params.date]);
+    if (params.datetime !== undefined) query.push(['datetime', params.datetime]);
+    if (params.per_page !== undefined) query.push(['per_page', params.per_page]);
+    if (params.cursor !== undefined) query.push(['cursor', params.cursor]);
+    const path = '/api/v1/lead-data/lead-ids';
+    const res = await this.send({ method: 'GET', path, query, auth: 'bearer', repeat: 'safe', ...options });
+    return this.expect(LeadIdsPageSchema, res, 'GET', path);
+  }
+
+  /** Every page of lead ids from `params` on, following the cursor. */
+  async *allLeadIds(params: LeadIdsParams = {}, options?: RequestOptions): AsyncGenerator<LeadIdsPage> {
+    let cursor = params.cursor;
+    for (;;) {
+      const page = await this.leadIds({ ...params, cursor }, options);
+      yield page;
+      const next = page.meta?.next_cursor ?? cursorFromLink(page.links?.next);
+      if (!next || page.data.length === 0 || next === cursor) return;
+      cursor = next;
+    }
+  }
+
+  /** One lead's file builder columns, keyed by map id; `mapIds` filters them (sent as repeated map_ids[]). */
+  async lead(leadId: number | string, mapIds: readonly string[] = [], options?: RequestOptions): Promise<Record<string, unknown>> {
+    const path = `/api/v1/lead-data/leads/${encodeURIComponent(String(leadId))}`;
+    const query = mapIds.map((id): [string, string] => ['map_ids[]', id]);
+    const res = await this.send({ method: 'GET', path, query, auth: 'bearer', repeat: 'safe', ...options });
+    return this.expect(LeadResponseSchema, res, 'GET', path).data as Record<string, unknown>;
+  }
+
+  async dictionary(options?: RequestOptions): Promise<DataAttribute[]> {
+    const path = '/api/v1/lead-data/dictionary';
+    const res = await this.send({ method: 'GET', path, auth: 'bearer', repeat: 'safe', ...options });
+    return this.expect(DictionaryResponseSchema, res, 'GET', path).data;
+  }
+
+  // ---- dry run, systems ---------------------------------------------------------------------------
+
+  async dryRun(body: DryRunRequest, options?: RequestOptions): Promise<DryRunResult> {
+    const path = '/api/v1/lead-processing/dry-run';
+    const res = await this.send({ method: 'POST', path, body, auth: 'bearer', repeat: 'safe', ...options });
+    return this.expect(DryRunResponseSchema, res, 'POST', path).data;
+  }
+
+  async managementSystems(options?: RequestOptions): Promise<ManagementSystem[]> {
+    const path = '/api/v1/resources/management-systems';
+    const res = await this.send({ method: 'GET', path, auth: 'bearer', repeat: 'safe', ...options });
+    return this.expect(ManagementSystemsResponseSchema, res, 'GET', path).data;
+  }
+
+  // ---- legacy (campaign api_key in the body, no bearer; never repeated once sent) ----------------
+
+  /** Posts a lead. The envelope is returned for OK and ERROR alike; look at `status` and `result`. */
+  async legacyPost(body: Record<string, unknown>, options?: RequestOptions): Promise<LegacyResult> {
+    return this.legacy(body, options);
+  }
+
+  /** Accepts a price-reject offer; same envelope as the lead post. */
+  async priceRejectAccept(body: PriceRejectAccept, options?: RequestOptions): Promise<LegacyResult> {
+    return this.legacy(body, options);
+  }
+
+  // ---- plumbing -----------------------------------------------------------------------------------
+
+  /** Frees the connections. Call once when done. */
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  /**
+   * Sends one request with the token, the 401 renewal and the retries. Returns any 2xx answer;
+   * throws the typed error for everything else.
+   */
+  async send<T = unknown>(spec: RequestSpec): Promise<ApiResponse<T>> {
+    const target = spec.path + encodeQuery(spec.query);
+    let attempt = 0;
+    let waitedMs = 0;
+    let renewedAfter401 = false;
+    let token: string | undefined;
+    for (;;) {
+      attempt++;
+      if (spec.auth === 'bearer' && token === undefined) token = await this.bearerToken();
+      const started = performance.now();
+      let res: RawResponse;
+      try {
+        res = await this.once(spec, target, token);
+      } catch (caught) {
+        if (spec.signal?.aborted) throw spec.signal.reason ?? caught;
+        // A failure of the caller's body source (an unreadable input file) is not a network problem.
+        if (caught instanceof BodySourceError) throw caught.cause;
+        const error = caught;
+        const code = networkErrorCode(error) ?? 'unknown';
+        this.emit({ type: 'network-error', method: spec.method, path: target, code, durationMs: performance.now() - started, attempt });
+        const repeatable = spec.repeat === 'safe' ? isTransientNetworkError(error) : isConnectPhaseError(error);
+        if (!repeatable) {
+          throw errorFromNetwork({
+            method: spec.method,
+            path: target,
+            baseUrl: this.baseUrl,
+            attempts: attempt,
+            error,
+            notRepeatedBecauseUnsafe: spec.repeat === 'unsent-only' && isTransientNetworkError(error),
+          });
+        }
+        const decision = decideRetry(attempt, waitedMs, this.policy, undefined, this.random);
+        if (!decision.retry) {
+          this.emit({ type: 'give-up', method: spec.method, path: target, attempts: attempt, reason: decision.reason ?? '' });
+          throw errorFromNetwork({ method: spec.method, path: target, baseUrl: this.baseUrl, attempts: attempt, error, gaveUp: decision.reason });
+        }
+        this.emit({ type: 'retry', method: spec.method, path: target, attempt, delayMs: decision.delayMs, reason: code });
+        await sleep(decision.delayMs, spec.signal);
+        waitedMs += decision.delayMs;
+        continue;
+      }
+      this.emit({ type: 'response', method: spec.method, path: target, status: res.status, durationMs: performance.now() - started, attempt });
+
+      if ((res.status >= 200 && res.status < 300) || spec.accept?.(res.status, res.body)) {
+        return { status: res.status, headers: res.headers, body: res.body as T, attempts: attempt };
+      }
+      if (res.status === 401 && spec.auth === 'bearer' && !renewedAfter401 && token !== undefined) {
+        renewedAfter401 = true;
+        token = await this.tokens.refused(token);
+        attempt--; // the renewal is not a retry of a failure
+        continue;
+      }
+      if (RETRYABLE_STATUSES.has(res.status) && spec.repeat === 'safe') {
+        const retryAfter = parseRetryAfter(res.headers['retry-after'], this.now());
+        const decision = decideRetry(attempt, waitedMs, this.policy, res.status === 429 || res.status === 503 ? retryAfter : undefined, this.random);
+        if (decision.retry) {
+          this.emit({ type: 'retry', method: spec.method, path: target, attempt, delayMs: decision.delayMs, reason: `HTTP ${res.status}` });
+          await sleep(decision.delayMs, spec.signal);
+          waitedMs += decision.delayMs;
+          continue;
+        }
+        this.emit({ type: 'give-up', method: spec.method, path: target, attempts: attempt, reason: decision.reason ?? '' });
+        throw (spec.mapError ?? errorFromResponse)({ method: spec.method, path: target, baseUrl: this.baseUrl, attempts: attempt, status: res.status, body: res.body, gaveUp: decision.reason });
+      }
+      throw (spec.mapError ?? errorFromResponse)({ method: spec.method, path: target, baseUrl: this.baseUrl, attempts: attempt, status: res.status, body: res.body });
+    }
+  }
+
+  private async once(spec: RequestSpec, target: string, token: string | undefined): Promise<RawResponse> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.options.userAgent) headers['user-agent'] = this.options.userAgent;
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
+    let body: string | Readable | undefined;
+    if (spec.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(spec.form).toString();
+    } else if (typeof spec.body === 'function') {
+      headers['content-type'] = 'application/json';
+      const stream: Readable = Readable.from(guardBodySource(spec.body as BodySource, (e) => bodySourceFailures.set(stream, e)), { objectMode: false });
+      body = stream;
+    } else if (spec.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(spec.body);
+    }
+    const timeout = spec.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await undiciRequest(this.origin + this.basePath + target, {
+      method: spec.method,
+      headers,
+      body,
+      dispatcher: this.dispatcher,
+      signal: spec.signal,
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
+      });
+    } catch (error) {
+      const sourceFailure = body instanceof Readable ? bodySourceFailures.get(body) : undefined;
+      throw sourceFailure ? new BodySourceError(sourceFailure) : error;
+    }
+    const text = await res.body.text();
+    return { status: res.statusCode, headers: res.headers, body: parseBody(text, res.headers['content-type']) };
+  }
+
+  private async bearerToken(): Promise<string> {
+    if (!this.options.clientId) {
+      throw new AuthError(`no credentials for ${this.baseUrl}`, {
+        hint: 'run `leadctl auth login`, or set LEADCTL_CLIENT_ID and LEADCTL_CLIENT_SECRET (and LEADCTL_BASE_URL)',
+      });
+    }
+    return this.tokens.get();
+  }
+
+  private async fetchToken(): Promise<CachedToken> {
+    const clientId = this.options.clientId;
+    const secret = this.options.clientSecret;
+    if (!clientId) throw new AuthError(`no client id for ${this.baseUrl}`);
+    if (!secret) {
+      throw new AuthError(`no client secret is available for client ${clientId}, and there is no valid cached token`, {
+        hint: 'the secret was not saved (--no-save-secret) or was forgotten: run `leadctl auth login` again, or set LEADCTL_CLIENT_SECRET',
+      });
+    }
+    const requestedAt = this.now();
+    const res = await this.send({
+      method: 'POST',
+      path: '/oauth/token',
+      form: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret },
+      auth: 'none',
+      repeat: 'safe',
+      mapError: (failure) => errorFromTokenResponse({ ...failure, clientId }),
+    });
+    const parsed = TokenResponseSchema.safeParse(res.body);
+    if (!parsed.success) {
+      throw new ServiceError(`the token endpoint at ${this.baseUrl} answered without a usable access token`, res.status, {
+        hint: 'check that the base URL points at the service (not a web page or proxy)',
+        details: { body: typeof res.body === 'string' ? res.body.slice(0, 200) : undefined },
+      });
+    }
+    const expiresIn = Number(parsed.data.expires_in);
+    return {
+      accessToken: parsed.data.access_token,
+      obtainedAt: requestedAt,
+      // Counted from when we asked, so clock drift during the request shortens, never lengthens, the life.
+      expiresAt: requestedAt + (Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn * 1000 : 3_600_000),
+    };
+  }
+
+  private async upsert(path: string, body: unknown, options?: RequestOptions): Promise<UpsertResult> {
+    const res = await this.send({ method: 'POST', path, body, auth: 'bearer', repeat: 'safe', ...options });
+    const parsed = UpsertResponseSchema.safeParse(res.body);
+    const data = parsed.success ? (parsed.data.data as Record<string, unknown> | undefined) : undefined;
+    return { status: res.status, created: res.status === 201, data, raw: res.body };
+  }
+
+  private async legacy(body: unknown, options?: RequestOptions): Promise<LegacyResult> {
+    const path = '/api/legacy';
+    const res = await this.send({
+      method: 'POST',
+      path,
+      body,
+      auth: 'none',
+      repeat: 'unsent-only',
+      // The legacy endpoint answers refusals in its own envelope, whatever the HTTP status.
+      accept: (_status, answer) => LegacyResponseSchema.safeParse(answer).success,
+      ...options,
+    });
+    return { ...this.expect(LegacyResponseSchema, res, 'POST', path), httpStatus: res.status };
+  }
+
+  /** Tolerant check of a 2xx answer: extra fields pass, missing essentials are a service error. */
+  private expect<S extends z.ZodType>(schema: S, res: ApiResponse, method: HttpMethod, path: string): z.infer<S> {
+    const parsed = schema.safeParse(res.body);
+    if (parsed.success) return parsed.data;
+    const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new ServiceError(`the service answered ${method} ${path} (HTTP ${res.status}) in an unexpected shape: ${issues.join('; ')}`, res.status, {
+      hint: 'check that the base URL points at the service; rerun with --verbose and report it if it persists',
+      details: { issues },
+    });
+  }
+
+  private emit(event: ApiEvent): void {
+    this.options.onEvent?.(event);
+  }
+}
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+}
+
+export function createApiClient(options: ApiClientOptions): ApiClient {
+  return new ApiClient(options);
+}
+
+/** The error a body source threw, remembered so it is not mistaken for a network failure. */
+const bodySourceFailures = new WeakMap<Readable, unknown>();
+
+class BodySourceError extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the request body could not be produced');
+  }
+}
+
+async function* guardBodySource(source: BodySource, onError: (error: unknown) => void): AsyncGenerator<Uint8Array | string> {
+  try {
+    yield* source();
+  } catch (error) {
+    onError(error);
+    throw error;
+  }
+}
+
+function parseBody(text: string, contentType: string | string[] | undefined): unknown {
+  if (text === '') return undefined;
+  const type = Array.isArray(contentType) ? contentType[0] : contentType;
+  const looksJson = /json/i.test(type ?? '') || /^\s*[[{]/.test(text);
+  if (!looksJson) return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Keys are written as given (so `map_ids[]` reads as in the service's documentation); values are encoded. */
+export function encodeQuery(query: RequestSpec['query']): string {
+  if (!query || query.length === 0) return '';
+  const encodeKey = (k: string) => encodeURIComponent(k).replace(/%5B/gi, '[').replace(/%5D/gi, ']');
+  return '?' + query.map(([k, v]) => `${encodeKey(k)}=${encodeURIComponent(String(v))}`).join('&');
+}
+
+function cursorFromLink(link: string | null | undefined): string | undefined {
+  if (!link) return undefined;
+  try {
+    return new URL(link).searchParams.get('cursor') ?? undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * Turns HTTP answers and transport failures into the typed errors of src/errors.ts,
+ * with messages that say what happened and what to do next.
+ */
+import {
+  AuthError,
+  LeadctlError,
+  NetworkError,
+  NotFoundError,
+  RateLimitedError,
+  ServiceError,
+  ValidationError,
+} from '../errors.js';
+
+export interface FailedRequest {
+  method: string;
+  /** Path and query, never the host's credentials. */
+  path: string;
+  baseUrl: string;
+  /** Attempts made in all. */
+  attempts: number;
+}
+
+export interface FailedResponse extends FailedRequest {
+  status: number;
+  /** Parsed JSON when the body was JSON, else its text. */
+  body: unknown;
+  /** Why the retries stopped, when they did. */
+  gaveUp?: string;
+}
+
+const MAX_BODY_IN_MESSAGE = 500;
+
+/** The error body as the service wrote it, shortened, for bodies of unknown shape. */
+export function describeBody(body: unknown): string {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  if (!text) return '';
+  return text.length > MAX_BODY_IN_MESSAGE ? text.slice(0, MAX_BODY_IN_MESSAGE) + '…' : text;
+}
+
+function messageOf(body: unknown): string | undefined {
+  if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
+    return (body as { message: string }).message;
+  }
+  return undefined;
+}
+
+/** Field errors of a Laravel-style validation body: {message, errors: {field: [reasons]}}. */
+export function fieldErrorsOf(body: unknown): Record<string, string[]> {
+  const errors = body && typeof body === 'object' ? (body as { errors?: unknown }).errors : undefined;
+  const out: Record<string, string[]> = {};
+  if (errors && typeof errors === 'object' && !Array.isArray(errors)) {
+    for (const [field, reasons] of Object.entries(errors as Record<string, unknown>)) {
+      if (Array.isArray(reasons)) out[field] = reasons.map((r) => String(r));
+      else if (reasons !== undefined && reasons !== null) out[field] = [String(reasons)];
+    }
+  } else if (Array.isArray(errors)) {
+    out[''] = errors.map((r) => String(r));
+  }
+  return out;
+}
+
+function what(r: FailedRequest): string {
+  return `${r.method} ${r.path}`;
+}
+
+function attemptsNote(r: FailedRequest): string {
+  return r.attempts > 1 ? ` after ${r.attempts} attempts` : '';
+}
+
+/** A non-2xx answer (after retries and the token renewal, where they apply). */
+export function errorFromResponse(r: FailedResponse): LeadctlError {
+  const serviceMessage = messageOf(r.body);
+  const said = serviceMessage ? `: ${serviceMessage}` : r.body !== '' && r.body !== undefined ? `: ${describeBody(r.body)}` : '';
+  const details = { status: r.status, method: r.method, path: r.path, body: r.body };
+  switch (r.status) {
+    case 401:
+      return new AuthError(`the service refused the access token for ${what(r)} (HTTP 401${said}), even after obtaining a new one`, {
+        hint: 'the client credentials may have been revoked or rotated: run `leadctl auth login` with the current secret, or update LEADCTL_CLIENT_SECRET',
+        details,
+      });
+    case 403:
+      return new AuthError(`the client is not allowed to call ${what(r)} (HTTP 403${said})`, {
+        hint: "the API client's scopes do not cover this endpoint: ask the account administrator to grant it in the dashboard, or log in with another client",
+        details,
+      });
+    case 404:
+      return new NotFoundError(`not found: ${what(r)} (HTTP 404${said})`, {
+        hint: 'check the id you gave; `leadctl lists ls` and similar commands show what exists',
+        details,
+      });
+    case 400:
+    case 422: {
+      const fieldErrors = fieldErrorsOf(r.body);
+      const count = Object.values(fieldErrors).reduce((n, list) => n + list.length, 0);
+      const first = Object.entries(fieldErrors)[0];
+      const sample = first ? `; first: ${first[0] ? first[0] + ': ' : ''}${first[1][0]}` : '';
+      return new ValidationError(
+        `the service refused the request ${what(r)} (HTTP ${r.status}${said})${count ? ` with ${count} field error${count === 1 ? '' : 's'}${sample}` : ''}`,
+        fieldErrors,
+        { hint: 'fix the fields named in the errors and run the command again', details: { ...details, errors: fieldErrors } },
+      );
+    }
+    case 429:
+      return new RateLimitedError(`the service is still rate limiting ${what(r)}${attemptsNote(r)} (HTTP 429${said})${r.gaveUp ? `; ${r.gaveUp}` : ''}`, {
+        hint: 'wait a minute and run the command again, or lower --concurrency; LEADCTL_RETRY_MAX_WAIT_MS allows a longer wait',
+        details,
+      });
+    default:
+      if (r.status >= 500) {
+        return new ServiceError(
+          `the service failed on ${what(r)} with HTTP ${r.status}${said}${attemptsNote(r)}${r.gaveUp ? `; ${r.gaveUp}` : ''}`,
+          r.status,
+          { hint: `the service at ${r.baseUrl} is having trouble: run the command again later (it is safe to repeat)`, details },
+        );
+      }
+      return new ServiceError(`the service answered ${what(r)} with HTTP ${r.status}${said}`, r.status, {
+        hint: 'this answer was not expected; rerun with --verbose and report it if it persists',
+        details,
+      });
+  }
+}
+
+/** undici and Node put the system error code on the error or on its cause. */
+export function networkErrorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e && typeof e === 'object'; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** Failures that happen before a request leaves this machine: repeating can never duplicate it. */
+const CONNECT_PHASE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** Failures that may have happened after the request was (partly) sent. */
+const TRANSIENT_CODES = new Set([
+  ...CONNECT_PHASE_CODES,
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ECONNABORTED',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+]);
+
+export function isConnectPhaseError(err: unknown): boolean {
+  const code = networkErrorCode(err);
+  return code !== undefined && CONNECT_PHASE_CODES.has(code);
+}
+
+export function isTransientNetworkError(err: unknown): boolean {
+  const code = networkErrorCode(err);
+  return code !== undefined && TRANSIENT_CODES.has(code);
+}
+
+export function isTimeoutError(err: unknown): boolean {
+  const code = networkErrorCode(err);
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT';
+}
+
+const CODE_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused: nothing is listening there',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed (DNS)',
+  ECONNRESET: 'connection reset by the service',
+  UND_ERR_SOCKET: 'connection closed by the service',
+  UND_ERR_CONNECT_TIMEOUT: 'timed out connecting',
+  UND_ERR_HEADERS_TIMEOUT: 'timed out waiting for the answer',
+  UND_ERR_BODY_TIMEOUT: 'timed out reading the answer',
+};
+
+export interface NetworkFailure extends FailedRequest {
+  error: unknown;
+  gaveUp?: string;
+  /** True when the request may have reached the service and was not repeated because that is unsafe. */
+  notRepeatedBecauseUnsafe?: boolean;
+}
+
+export function errorFromNetwork(f: NetworkFailure): NetworkError {
+  const code = networkErrorCode(f.error);
+  const words = (code && CODE_WORDS[code]) ?? (f.error instanceof Error ? f.error.message : String(f.error));
+  const timeout = isTimeoutError(f.error);
+  const hint = f.notRepeatedBecauseUnsafe
+    ? 'the request may or may not have reached the service and is not repeated automatically, to avoid a duplicate; check its effect before sending it again'
+    : timeout
+      ? `the service at ${f.baseUrl} is slow or unreachable: try again later or raise --timeout`
+      : `check the base URL (${f.baseUrl}, set by --base-url, LEADCTL_BASE_URL or the profile) and the network, then run the command again`;
+  return new NetworkError(
+    `could not reach the service for ${f.method} ${f.path}: ${words}${code ? ` (${code})` : ''}${attemptsNote(f)}${f.gaveUp ? `; ${f.gaveUp}` : ''}`,
+    { hint, details: { method: f.method, path: f.path, code, attempts: f.attempts }, cause: f.error },
+  );
+}
+
+/** The token endpoint's answer to bad credentials (OAuth 2.0 error form, RFC 6749 §5.2). */
+export function errorFromTokenResponse(r: FailedResponse & { clientId: string }): LeadctlError {
+  const body = r.body && typeof r.body === 'object' ? (r.body as Record<string, unknown>) : {};
+  const oauthError = typeof body.error === 'string' ? body.error : undefined;
+  const description =
+    typeof body.error_description === 'string' ? body.error_description : typeof body.message === 'string' ? body.message : undefined;
+  if (r.status === 400 || r.status === 401 || r.status === 403) {
+    const reason = [oauthError, description].filter(Boolean).join(': ') || describeBody(r.body) || `HTTP ${r.status}`;
+    return new AuthError(`the service at ${r.baseUrl} refused the credentials of client ${r.clientId} (${reason})`, {
+      hint:
+        oauthError === 'invalid_client' || r.status === 401
+          ? 'the client id or secret is wrong, or the secret was rotated: run `leadctl auth login` with the current secret (or fix LEADCTL_CLIENT_ID / LEADCTL_CLIENT_SECRET)'
+          : 'run `leadctl auth login` again; if it keeps failing, rerun with --verbose and report the answer',
+      details: { status: r.status, error: oauthError, error_description: description },
+    });
+  }
+  return errorFromResponse(r);
+}

@@ -1,0 +1,314 @@
+import type { Command } from 'commander';
+import type { CachedToken } from '../api/token.js';
+import type { CredentialSource, ResolvedCredentials } from '../config/credentials.js';
+import type { Handler, Register } from './command.js';
+import type { CommandContext } from './context.js';
+
+interface LoginOptions {
+  clientId?: string;
+  clientSecretStdin?: boolean;
+  clientSecretFile?: string;
+  saveSecret: boolean;
+}
+
+const SOURCE_LABEL: Record<CredentialSource, string> = {
+  flag: 'flag',
+  environment: 'environment',
+  profile: 'profile',
+  default: 'default',
+};
+
+function isoSeconds(epochMs: number): string {
+  return new Date(epochMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The secret, from exactly one place: --client-secret-stdin, --client-secret-file, the environment, or a hidden prompt. */
+async function readSecret(ctx: CommandContext, opts: LoginOptions, envSecret: string | undefined): Promise<string | undefined> {
+  const { UsageError } = await import('../errors.js');
+  if (opts.clientSecretStdin && opts.clientSecretFile) {
+    throw new UsageError('give the client secret with either --client-secret-stdin or --client-secret-file, not both');
+  }
+  if (opts.clientSecretStdin) {
+    const { readAll } = await import('../output/prompt.js');
+    const secret = firstLine(await readAll(ctx.io.stdin));
+    if (!secret) throw new UsageError('--client-secret-stdin was given but stdin was empty', { hint: 'pipe the secret in, e.g. `pass show leadctl | leadctl auth login --client-id ID --client-secret-stdin`' });
+    return secret;
+  }
+  if (opts.clientSecretFile) {
+    const { readFile, stat } = await import('node:fs/promises');
+    const { resolve } = await import('node:path');
+    const path = resolve(ctx.io.cwd, opts.clientSecretFile);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      throw new UsageError(`cannot read the client secret file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+    const secret = firstLine(text);
+    if (!secret) throw new UsageError(`the client secret file ${path} is empty`);
+    if (process.platform !== 'win32' && ((await stat(path)).mode & 0o077) !== 0) {
+      ctx.log.warn(`Warning: ${path} can be read by other users; consider \`chmod 600 ${opts.clientSecretFile}\``);
+    }
+    return secret;
+  }
+  if (envSecret !== undefined) return envSecret;
+  if (ctx.io.stdin.isTTY) {
+    const { ask } = await import('../output/prompt.js');
+    const secret = (await ask(ctx.io, 'Client secret (input hidden): ', { hidden: true })).trim();
+    return secret || undefined;
+  }
+  return undefined;
+}
+
+function firstLine(text: string): string {
+  return (text.split(/\r?\n/).find((line) => line.trim() !== '') ?? '').trim();
+}
+
+const login: Handler<LoginOptions> = async (ctx, _args, opts) => {
+  const { UsageError } = await import('../errors.js');
+  const { ENV, environmentCredentialsSet } = await import('../config/credentials.js');
+  const store = await ctx.config.store();
+  const current = await ctx.config.credentials();
+
+  let clientId = opts.clientId?.trim() || current.clientId?.value;
+  if (!clientId && ctx.io.stdin.isTTY && !opts.clientSecretStdin) {
+    const { ask } = await import('../output/prompt.js');
+    clientId = (await ask(ctx.io, 'Client id: ')).trim() || undefined;
+  }
+  if (!clientId) {
+    throw new UsageError('no client id given', { hint: `give --client-id ID (or set ${ENV.clientId})` });
+  }
+  const envSecret = ctx.io.env[ENV.clientSecret]?.trim() || undefined;
+  const secret = await readSecret(ctx, opts, envSecret);
+  if (!secret) {
+    throw new UsageError('no client secret given', {
+      hint: `pipe it with --client-secret-stdin, name a file with --client-secret-file, set ${ENV.clientSecret}, or run on a terminal to be asked`,
+    });
+  }
+
+  const client = await ctx.api({ clientId, clientSecret: secret });
+  const resolved = await ctx.config.credentials({ clientId, clientSecret: secret });
+  const token = await client.authenticate();
+
+  const profileName = resolved.profile.value;
+  const now = ctx.io.now();
+  store.saveProfile(
+    profileName,
+    {
+      base_url: resolved.baseUrl.value,
+      client_id: clientId,
+      ...(opts.saveSecret ? { client_secret: secret } : {}),
+      token: {
+        access_token: token.accessToken,
+        expires_at: new Date(token.expiresAt).toISOString(),
+        obtained_at: new Date(token.obtainedAt).toISOString(),
+        client_id: clientId,
+        base_url: resolved.baseUrl.value,
+      },
+      logged_in_at: now.toISOString(),
+    },
+    { makeCurrent: true },
+  );
+
+  if (environmentCredentialsSet(ctx.io.env)) {
+    ctx.log.warn(`Note: ${ENV.clientId} / ${ENV.clientSecret} are set in this environment; they still win over the saved profile until you unset them.`);
+  }
+  if (!opts.saveSecret) {
+    ctx.log.info(`The secret was not saved: commands work until the token expires (${isoSeconds(token.expiresAt)}), then run \`leadctl auth login\` again.`);
+  }
+  const summary = {
+    profile: profileName,
+    base_url: resolved.baseUrl.value,
+    client_id: clientId,
+    secret_saved: opts.saveSecret,
+    token_expires_at: isoSeconds(token.expiresAt),
+    config_file: store.path,
+  };
+  await ctx.output.document({ logged_in: true, ...summary }, () =>
+    [
+      `Logged in to ${summary.base_url} as client ${clientId} (profile "${profileName}").`,
+      `Token valid until ${summary.token_expires_at}; ${opts.saveSecret ? 'secret saved' : 'secret not saved'} in ${store.path}.`,
+    ].join('\n'),
+  );
+};
+
+interface StatusOptions {
+  all?: boolean;
+}
+
+interface LiveCheck {
+  ok: boolean;
+  token_expires_at?: string;
+  error?: Record<string, unknown>;
+  note?: string;
+}
+
+/** Proves the credentials work: a token (cached or new) that the service accepts on a real call. */
+async function liveCheck(ctx: CommandContext): Promise<LiveCheck> {
+  const { AuthError } = await import('../errors.js');
+  const client = await ctx.api();
+  let token: CachedToken;
+  try {
+    token = await client.token();
+    await client.managementSystems();
+    // The call may have renewed a refused token: report the one now in use.
+    token = await client.token();
+    return { ok: true, token_expires_at: isoSeconds(token.expiresAt) };
+  } catch (error) {
+    // 403: the credentials work, this client is just not allowed to list management systems.
+    if (error instanceof AuthError && (error.details as { status?: number } | undefined)?.status === 403) {
+      token = await client.token();
+      return { ok: true, token_expires_at: isoSeconds(token.expiresAt), note: 'authenticated; this client may not list management systems' };
+    }
+    if (error instanceof AuthError) return { ok: false, error: error.toJSON() };
+    throw error;
+  }
+}
+
+function storedTokenExpiry(resolved: ResolvedCredentials): string | undefined {
+  const token = resolved.usesProfileToken ? resolved.stored?.token : undefined;
+  if (!token || token.client_id !== resolved.clientId?.value || token.base_url !== resolved.baseUrl.value) return undefined;
+  return token.expires_at.replace(/\.\d{3}Z$/, 'Z');
+}
+
+const status: Handler<StatusOptions> = async (ctx, _args, opts) => {
+  const { AuthError, ExitCode } = await import('../errors.js');
+  const store = await ctx.config.store();
+  const resolved = await ctx.config.credentials();
+  const cachedExpiry = storedTokenExpiry(resolved);
+
+  const doc: Record<string, unknown> = {
+    profile: resolved.profile.value,
+    profile_source: resolved.profile.source,
+    profile_saved: resolved.stored !== undefined,
+    base_url: resolved.baseUrl.value,
+    base_url_source: resolved.baseUrl.source,
+    client_id: resolved.clientId?.value ?? null,
+    client_id_source: resolved.clientId?.source ?? null,
+    client_secret: resolved.clientSecret ? 'set' : 'none',
+    client_secret_source: resolved.clientSecret?.source ?? null,
+    cached_token_expires_at: cachedExpiry ?? null,
+    config_file: store.path,
+  };
+
+  let live: LiveCheck;
+  if (!resolved.clientId) {
+    live = {
+      ok: false,
+      error: new AuthError(`not logged in: no client id for profile "${resolved.profile.value}" and none in the environment`).toJSON(),
+    };
+  } else {
+    live = await liveCheck(ctx);
+  }
+  doc.live_check = live;
+
+  let profiles: Array<Record<string, unknown>> | undefined;
+  if (opts.all) {
+    const data = store.read();
+    profiles = Object.entries(data.profiles).map(([name, p]) => ({
+      name,
+      current: name === data.current_profile,
+      base_url: p.base_url,
+      client_id: p.client_id ?? null,
+      secret_saved: p.client_secret !== undefined,
+      token_expires_at: p.token?.expires_at.replace(/\.\d{3}Z$/, 'Z') ?? null,
+      logged_in_at: p.logged_in_at ?? null,
+    }));
+    doc.profiles = profiles;
+  }
+
+  const src = (s: CredentialSource | null | undefined) => (s ? ` (${SOURCE_LABEL[s]})` : '');
+  const human = () => {
+    const lines = [
+      `Profile:       ${resolved.profile.value}${src(resolved.profile.source)}${resolved.stored ? '' : ' (not saved)'}`,
+      `Base URL:      ${resolved.baseUrl.value}${src(resolved.baseUrl.source)}`,
+      `Client id:     ${resolved.clientId?.value ?? '(none)'}${src(resolved.clientId?.source)}`,
+      `Client secret: ${resolved.clientSecret ? 'set' : 'none'}${src(resolved.clientSecret?.source)}`,
+      `Token:         ${live.ok && live.token_expires_at ? `valid until ${live.token_expires_at}` : cachedExpiry ? `cached, expires ${cachedExpiry}` : 'none cached'}`,
+      `Live check:    ${live.ok ? `ok${live.note ? ` (${live.note})` : ''}` : `FAILED: ${String(live.error?.message ?? 'unknown')}`}`,
+      `Config file:   ${store.path}`,
+    ];
+    if (profiles) {
+      lines.push('', 'Profiles:');
+      if (profiles.length === 0) lines.push('  (none saved)');
+      for (const p of profiles) {
+        lines.push(
+          `${p.current ? '* ' : '  '}${String(p.name)}  ${String(p.base_url)}  client ${String(p.client_id ?? '(none)')}  secret ${p.secret_saved ? 'saved' : 'not saved'}  token ${p.token_expires_at ? `until ${String(p.token_expires_at)}` : 'none'}`,
+        );
+      }
+    }
+    return lines.join('\n');
+  };
+  await ctx.output.document(doc, human);
+  if (!live.ok) {
+    const error = live.error ?? {};
+    ctx.log.warn(`Error: ${String(error.message ?? 'the credentials do not work')}`);
+    ctx.log.warn(`Hint: ${String(error.hint ?? 'run `leadctl auth login`')}`);
+    return ExitCode.AUTH;
+  }
+  return ExitCode.OK;
+};
+
+interface LogoutOptions {
+  remove?: boolean;
+}
+
+const logout: Handler<LogoutOptions> = async (ctx, _args, opts) => {
+  const { ENV, environmentCredentialsSet, resolveProfileName } = await import('../config/credentials.js');
+  const store = await ctx.config.store();
+  const name = resolveProfileName({ profile: ctx.globals.profile }, ctx.io.env, store.read()).value;
+  const existed = opts.remove ? store.removeProfile(name) : store.forgetSecrets(name);
+  if (environmentCredentialsSet(ctx.io.env)) {
+    ctx.log.warn(`Note: ${ENV.clientId} / ${ENV.clientSecret} are still set in this environment; commands keep using them.`);
+  }
+  const action = opts.remove ? 'removed' : 'secret and token forgotten';
+  await ctx.output.document({ profile: name, logged_out: existed, removed: opts.remove === true && existed }, () =>
+    existed
+      ? `Logged out of profile "${name}": ${action}.${opts.remove ? '' : ' Base URL and client id are kept; `leadctl auth login` asks only for the secret.'}`
+      : `Profile "${name}" has nothing saved; nothing to forget.`,
+  );
+};
+
+const token: Handler = async (ctx) => {
+  const client = await ctx.api();
+  const t = await client.token();
+  if (ctx.globals.output === 'table') {
+    await ctx.output.write(t.accessToken + '\n');
+    return;
+  }
+  await ctx.output.document({ access_token: t.accessToken, token_type: 'Bearer', expires_at: isoSeconds(t.expiresAt) }, () => t.accessToken);
+};
+
+export const register: Register = (program: Command, bind) => {
+  const auth = program.command('auth').description('log in to the service, check credentials, print a token');
+
+  auth
+    .command('login')
+    .description('verify client credentials by obtaining a token, and save them in a profile')
+    .option('--client-id <id>', 'API client id (env LEADCTL_CLIENT_ID)')
+    .option('--client-secret-stdin', 'read the client secret from stdin (first line)')
+    .option('--client-secret-file <path>', 'read the client secret from a file (first line)')
+    .option('--no-save-secret', 'do not save the secret; only the token is kept until it expires')
+    .addHelpText(
+      'after',
+      '\nWithout --client-secret-stdin or --client-secret-file, the secret comes from LEADCTL_CLIENT_SECRET,\nor is asked for with hidden input on a terminal. Use --profile NAME and --base-url URL to choose where.',
+    )
+    .action(bind(login));
+
+  auth
+    .command('status')
+    .description('show the profile, base URL and client id in use (and where each comes from), and check they work')
+    .option('--all', 'also list every saved profile')
+    .action(bind(status));
+
+  auth
+    .command('logout')
+    .description("forget the profile's secret and token (keeps base URL and client id)")
+    .option('--remove', 'remove the profile entirely')
+    .action(bind(logout));
+
+  auth
+    .command('token')
+    .description('print a valid access token (for curl and other tools); it is a secret, handle it as one')
+    .action(bind(token));
+};

@@ -1,0 +1,115 @@
+import { InvalidArgumentError, Option } from 'commander';
+import type { Command } from 'commander';
+import type { Handler, Register } from './command.js';
+
+interface StartOptions {
+  host: string;
+  port: number;
+  dataDir?: string;
+  memory?: boolean;
+  clientId?: string;
+  clientSecret?: string;
+  tokenTtl?: number;
+  offerTtl?: number;
+  failRate?: number;
+  rateLimit?: number;
+  latency?: number;
+  resetRate?: number;
+  randomSeed?: number;
+}
+
+const wholeNumber = (flag: string, min: number, max = Number.MAX_SAFE_INTEGER) => (value: string) => {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`${flag} takes a whole number from ${min} to ${max}.`);
+  return n;
+};
+
+const fraction = (flag: string) => (value: string) => {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`${flag} takes a fraction from 0 to 1, e.g. 0.05.`);
+  return n;
+};
+
+const start: Handler<StartOptions> = async (ctx, _args, opts) => {
+  const { startSandbox, defaultDataDir, SandboxOptionsError } = await import('../sandbox/index.js');
+  const { UsageError } = await import('../errors.js');
+  const dataDir = opts.memory ? undefined : (opts.dataDir ?? defaultDataDir(ctx.io.env));
+  let sandbox;
+  try {
+    sandbox = await startSandbox({
+      host: opts.host,
+      port: opts.port,
+      memory: opts.memory === true,
+      dataDir,
+      clientId: opts.clientId,
+      clientSecret: opts.clientSecret,
+      tokenTtl: opts.tokenTtl,
+      offerTtl: opts.offerTtl,
+      failRate: opts.failRate,
+      rateLimit: opts.rateLimit,
+      latencyMs: opts.latency,
+      resetRate: opts.resetRate,
+      randomSeed: opts.randomSeed,
+      onError: (message) => ctx.log.warn(message),
+    });
+  } catch (err) {
+    if (err instanceof SandboxOptionsError) throw new UsageError(err.message);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      throw new UsageError(`cannot listen on ${opts.host}:${opts.port} (${code})`, { hint: 'choose another --port, or --port 0 for a free one' });
+    }
+    throw err;
+  }
+  const running = sandbox;
+  if (ctx.globals.output === 'json' || ctx.globals.output === 'ndjson') {
+    ctx.io.stdout.write(
+      JSON.stringify({
+        base_url: running.baseUrl,
+        client_id: running.clientId,
+        client_secret: running.clientSecret,
+        campaigns: running.campaigns.map((c) => ({ api_key: c.api_key, price_reject: c.price_reject })),
+      }) + '\n',
+    );
+  } else {
+    const lines = [
+      `Sandbox listening on ${running.baseUrl}`,
+      `Store:          ${running.dataDir ?? 'in memory (discarded on exit)'}`,
+      `Client id:      ${running.clientId}`,
+      `Client secret:  ${running.clientSecret}`,
+      ...running.campaigns.map((c) => `Campaign:       ${c.name} (price ${c.price.toFixed(2)}${c.price_reject ? ', price reject' : ''}) api_key ${c.api_key}`),
+    ];
+    ctx.io.stdout.write(lines.join('\n') + '\n');
+    ctx.log.info(`Fault seed ${running.randomSeed}. Stop with Ctrl+C.`);
+  }
+  await new Promise<void>((resolve) => {
+    const release = ctx.io.onSignal(() => {
+      release();
+      running.close().then(resolve, (err: unknown) => {
+        ctx.log.warn(`sandbox: error while closing: ${(err as Error).message}`);
+        resolve();
+      });
+    });
+  });
+  return 0;
+};
+
+export const register: Register = (program, bind) => {
+  const sandbox: Command = program.command('sandbox').description('a faithful local implementation of the service, for rehearsals, demos and tests');
+  sandbox
+    .command('start')
+    .description('serve the whole service interface locally until SIGINT/SIGTERM (prints base URL, client credentials and campaign api keys)')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--port <port>', 'TCP port (0 = a free one)', wholeNumber('--port', 0, 65535), 0)
+    .addOption(new Option('--data-dir <dir>', 'directory of the persistent store (default: the leadctl data dir)').conflicts('memory'))
+    .option('--memory', 'use a throwaway in-memory store')
+    .option('--client-id <id>', 'OAuth client id to seed (default: a random UUID on first start)')
+    .option('--client-secret <secret>', 'OAuth client secret to seed (default: 40 random letters and digits on first start)')
+    .option('--token-ttl <seconds>', 'access token lifetime', wholeNumber('--token-ttl', 1), 3600)
+    .option('--offer-ttl <seconds>', 'price reject offer lifetime (300..345600)', wholeNumber('--offer-ttl', 300, 345_600), 900)
+    .option('--fail-rate <fraction>', 'fraction of /api requests answered 503', fraction('--fail-rate'))
+    .option('--rate-limit <n>', '/api requests allowed per second (beyond: 429 with Retry-After)', wholeNumber('--rate-limit', 1))
+    .option('--latency <ms>', 'delay added to every /api request', wholeNumber('--latency', 0))
+    .option('--reset-rate <fraction>', 'fraction of /api requests whose connection is dropped instead of answered', fraction('--reset-rate'))
+    .option('--random-seed <n>', 'seed of the fault generator, for repeatable runs', wholeNumber('--random-seed', 0, 2 ** 32 - 1))
+    .action(bind(start));
+};

@@ -1,0 +1,46 @@
+import { isIP } from 'node:net';
+import { UsageError } from '../errors.js';
+
+export const PRODUCTION_BASE_URL = 'https://api.decisioncloud.me';
+
+/** 127.0.0.0/8, ::1 and localhost: traffic that never leaves the machine (the sandbox). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  if (isIP(host) === 6) return host === '::1' || host === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(host);
+  return false;
+}
+
+/**
+ * Checks and normalises a base URL (no trailing slash). Plain http is refused except on
+ * loopback, so that credentials and personal data never cross a network unencrypted.
+ * `origin` names where the value came from, for the message.
+ */
+export function normalizeBaseUrl(raw: string, origin: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new UsageError(`the base URL "${raw}" (from ${origin}) is not a valid URL`, {
+      hint: `give a full address such as ${PRODUCTION_BASE_URL}`,
+    });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UsageError(`the base URL "${raw}" (from ${origin}) must start with https://`);
+  }
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new UsageError(`the base URL "${raw}" (from ${origin}) must use https: plain http is allowed only for loopback addresses (127.0.0.1, localhost, ::1)`, {
+      hint: `use https://${url.host}${url.pathname === '/' ? '' : url.pathname}, or the URL a local sandbox prints`,
+    });
+  }
+  if (url.username || url.password) {
+    throw new UsageError(`the base URL (from ${origin}) must not contain a user name or password`, {
+      hint: 'give the client id and secret with `leadctl auth login` or LEADCTL_CLIENT_ID / LEADCTL_CLIENT_SECRET',
+    });
+  }
+  if (url.search || url.hash) {
+    throw new UsageError(`the base URL "${raw}" (from ${origin}) must not have a query or fragment`);
+  }
+  return (url.origin + url.pathname).replace(/\/+$/, '');
+}

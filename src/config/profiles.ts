@@ -1,0 +1,220 @@
+/**
+ * Named profiles in the config file: base URL, client id, client secret and cached token.
+ * The file is written through conf (atomic temp file + rename), under a lock file, after
+ * re-reading it, so concurrent leadctl processes never corrupt it or lose each other's changes.
+ * The folder is kept at 0700 and the file at 0600, repaired on every write.
+ */
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import type Conf from 'conf';
+import { ExitCode, LeadctlError, UsageError } from '../errors.js';
+import { withFileLock } from './lock.js';
+import { CONFIG_FILE_NAME, configFilePath } from './paths.js';
+
+export const DEFAULT_PROFILE = 'default';
+export const PROFILE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export interface StoredToken {
+  access_token: string;
+  /** ISO 8601. */
+  expires_at: string;
+  obtained_at: string;
+  /** Which client and service the token belongs to; a token is never used for another. */
+  client_id: string;
+  base_url: string;
+}
+
+export interface Profile {
+  base_url: string;
+  client_id?: string;
+  client_secret?: string;
+  token?: StoredToken;
+  /** ISO 8601 time of the last `auth login`. */
+  logged_in_at?: string;
+}
+
+export interface ConfigData {
+  current_profile?: string;
+  profiles: Record<string, Profile>;
+}
+
+export function validateProfileName(name: string, origin = '--profile'): string {
+  if (!PROFILE_NAME_PATTERN.test(name)) {
+    throw new UsageError(`the profile name "${name}" (from ${origin}) is not valid: use letters, digits, ".", "_" or "-" (at most 64, starting with a letter or digit)`);
+  }
+  return name;
+}
+
+function emptyConfig(): ConfigData {
+  return { profiles: {} };
+}
+
+/** Accepts whatever is in the file and keeps only what we understand, so a hand edit cannot crash a run. */
+function normalize(raw: unknown): ConfigData {
+  const data = emptyConfig();
+  if (!raw || typeof raw !== 'object') return data;
+  const obj = raw as Record<string, unknown>;
+  if (typeof obj.current_profile === 'string') data.current_profile = obj.current_profile;
+  if (obj.profiles && typeof obj.profiles === 'object') {
+    for (const [name, value] of Object.entries(obj.profiles as Record<string, unknown>)) {
+      if (value && typeof value === 'object' && typeof (value as Profile).base_url === 'string') data.profiles[name] = value as Profile;
+    }
+  }
+  return data;
+}
+
+export class ProfileStore {
+  readonly path: string;
+  private readonly lockPath: string;
+
+  constructor(
+    readonly dir: string,
+    private readonly conf: () => Conf<Record<string, unknown>>,
+  ) {
+    this.path = configFilePath(dir);
+    this.lockPath = this.path + '.lock';
+  }
+
+  exists(): boolean {
+    return existsSync(this.path);
+  }
+
+  /** The whole configuration; an absent file reads as empty and is not created. */
+  read(): ConfigData {
+    if (!this.exists()) return emptyConfig();
+    this.tightenLooseModes();
+    try {
+      return normalize(this.conf().store);
+    } catch (error) {
+      throw unreadable(this.path, error);
+    }
+  }
+
+  profile(name: string): Profile | undefined {
+    return this.read().profiles[name];
+  }
+
+  /**
+   * Read-modify-write under the lock. `change` gets the current content (re-read inside the
+   * lock, so another process's change made meanwhile is kept) and edits it in place.
+   */
+  update(change: (data: ConfigData) => void): ConfigData {
+    this.ensureDir();
+    return this.locked(() => {
+      let data: ConfigData;
+      try {
+        data = this.exists() ? normalize(this.conf().store) : emptyConfig();
+      } catch (error) {
+        throw unreadable(this.path, error);
+      }
+      change(data);
+      this.conf().store = data as unknown as Record<string, unknown>;
+      this.repairModes();
+      return data;
+    });
+  }
+
+  saveProfile(name: string, profile: Profile, options: { makeCurrent?: boolean } = {}): void {
+    this.update((data) => {
+      data.profiles[name] = profile;
+      if (options.makeCurrent || !data.current_profile) data.current_profile = name;
+    });
+  }
+
+  saveToken(name: string, token: StoredToken): void {
+    this.update((data) => {
+      const profile = data.profiles[name];
+      if (profile) profile.token = token;
+    });
+  }
+
+  clearToken(name: string): void {
+    if (!this.profile(name)?.token) return;
+    this.update((data) => {
+      delete data.profiles[name]?.token;
+    });
+  }
+
+  /** Forgets the secret and token of a profile; keeps base URL and client id. Returns false if absent. */
+  forgetSecrets(name: string): boolean {
+    if (!this.profile(name)) return false;
+    this.update((data) => {
+      const profile = data.profiles[name];
+      if (profile) {
+        delete profile.client_secret;
+        delete profile.token;
+      }
+    });
+    return true;
+  }
+
+  removeProfile(name: string): boolean {
+    if (!this.profile(name)) return false;
+    this.update((data) => {
+      delete data.profiles[name];
+      if (data.current_profile === name) data.current_profile = Object.keys(data.profiles)[0];
+    });
+    return true;
+  }
+
+  private locked<T>(fn: () => T): T {
+    try {
+      return withFileLock(this.lockPath, fn);
+    } catch (error) {
+      if (error instanceof Error && /is locked by another leadctl process/.test(error.message)) {
+        throw new LeadctlError('config_locked', ExitCode.UNEXPECTED, error.message, {
+          hint: 'wait for the other leadctl run to finish and try again',
+          cause: error,
+        });
+      }
+      throw error;
+    }
+  }
+
+  /** A file copied or restored with loose permissions is tightened as soon as we see it. */
+  private tightenLooseModes(): void {
+    if (process.platform === 'win32') return;
+    try {
+      if ((statSync(this.path).mode & 0o077) !== 0) chmodSync(this.path, 0o600);
+      if ((statSync(this.dir).mode & 0o077) !== 0) chmodSync(this.dir, 0o700);
+    } catch {
+      // Not ours to change (another owner, read-only media): reading still works.
+    }
+  }
+
+  private ensureDir(): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+  }
+
+  /** Folder 0700, file 0600, whatever umask or an older version left. */
+  private repairModes(): void {
+    if (process.platform === 'win32') return;
+    chmodSync(this.dir, 0o700);
+    chmodSync(this.path, 0o600);
+  }
+}
+
+function unreadable(path: string, error: unknown): UsageError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new UsageError(`the configuration file ${path} cannot be read: ${reason}`, {
+    hint: `fix the file by hand, or delete it and run \`leadctl auth login\` again`,
+    cause: error,
+  });
+}
+
+/** Opens the store; conf (and its dependencies) are loaded only here, when a command needs them. */
+export async function openProfileStore(dir: string): Promise<ProfileStore> {
+  const { default: ConfClass } = await import('conf');
+  let instance: Conf<Record<string, unknown>> | undefined;
+  const conf = () =>
+    (instance ??= new ConfClass<Record<string, unknown>>({
+      cwd: dir,
+      configName: basename(CONFIG_FILE_NAME, '.json'),
+      fileExtension: 'json',
+      projectSuffix: '',
+      configFileMode: 0o600,
+      accessPropertiesByDotNotation: false,
+      clearInvalidConfig: false,
+    }));
+  return new ProfileStore(dir, conf);
+}

@@ -1,0 +1,40 @@
+/**
+ * Questions on a terminal (auth login): the question on stderr, the answer from stdin,
+ * typed characters hidden for secrets.
+ */
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import type { IO } from '../cli/io.js';
+import { InterruptedError } from '../errors.js';
+
+export async function ask(io: IO, question: string, options: { hidden?: boolean } = {}): Promise<string> {
+  let muted = false;
+  // readline echoes what is typed through its output; for a secret that echo is swallowed.
+  const echo = new Writable({
+    write(chunk, _encoding, callback) {
+      if (!muted) io.stderr.write(chunk);
+      callback();
+    },
+  });
+  const rl = createInterface({ input: io.stdin, output: echo, terminal: io.stdin.isTTY === true });
+  try {
+    io.stderr.write(question);
+    muted = options.hidden === true;
+    return await new Promise<string>((resolve, reject) => {
+      rl.once('SIGINT', () => reject(new InterruptedError('SIGINT')));
+      rl.once('close', () => resolve(''));
+      rl.question('', (answer) => resolve(answer));
+    });
+  } finally {
+    if (muted) io.stderr.write('\n');
+    muted = false;
+    rl.close();
+  }
+}
+
+/** Everything on stdin as text (`--client-secret-stdin`). */
+export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,20 @@
+import type { Clock } from './clock.js';
+import type { TokenService } from './domain/tokens.js';
+import type { FaultInjector } from './http/faults.js';
+import type { RequestStats } from './http/request-stats.js';
+import type { ClientStore } from './store/clients.js';
+import type { Db } from './store/database.js';
+import type { SeededAccount } from './store/seed.js';
+
+/** Everything the routes share. Built once by startSandbox. */
+export interface SandboxContext {
+  db: Db;
+  clock: Clock;
+  account: SeededAccount;
+  clients: ClientStore;
+  tokens: TokenService;
+  faults: FaultInjector;
+  requests: RequestStats;
+  offerTtlSeconds: number;
+  onError: (message: string) => void;
+}

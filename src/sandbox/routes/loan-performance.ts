@@ -1,0 +1,109 @@
+import type { FastifyInstance } from 'fastify';
+import { CustomerBatchSchema, CustomerUpsertSchema, LoanUpsertSchema, PaymentUpsertSchema, batchIssueOwner, groupBatchIssues, zodErrorBag } from '../../schema/index.js';
+import { isoSeconds } from '../clock.js';
+import type { SandboxContext } from '../context.js';
+import { sendNotFound, sendValidationError } from '../http/errors.js';
+import { ACCOUNT_ID } from '../store/seed.js';
+import type { BatchCustomerInput, LoanInput, PaymentInput } from '../store/loan-performance.js';
+import { LoanPerformanceStore } from '../store/loan-performance.js';
+
+const BASE = '/loan-performance';
+
+interface CustomerParams {
+  customerId: string;
+}
+
+export function registerLoanPerformanceRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+  const store = new LoanPerformanceStore(ctx.db, ACCOUNT_ID);
+  const now = () => isoSeconds(ctx.clock.now());
+
+  app.post(`${BASE}/customers`, async (request, reply) => {
+    const parsed = CustomerUpsertSchema.safeParse(request.body);
+    if (!parsed.success) return sendValidationError(reply, zodErrorBag(parsed.error));
+    const { customer_id, lead_loan } = parsed.data;
+    const outcome = store.upsertCustomer(customer_id, lead_loan as LoanInput, now());
+    return reply.code(outcome.created ? 201 : 200).send({ data: outcome.data });
+  });
+
+  app.post<{ Params: CustomerParams }>(`${BASE}/customers/:customerId/loans`, async (request, reply) => {
+    const parsed = LoanUpsertSchema.safeParse(request.body);
+    if (!parsed.success) return sendValidationError(reply, zodErrorBag(parsed.error));
+    const outcome = store.upsertLoan(request.params.customerId, parsed.data as LoanInput, now());
+    if (outcome === undefined) return sendNotFound(reply);
+    return reply.code(outcome.created ? 201 : 200).send({ data: outcome.data });
+  });
+
+  app.post<{ Params: CustomerParams }>(`${BASE}/customers/:customerId/payments`, async (request, reply) => {
+    const parsed = PaymentUpsertSchema.safeParse(request.body);
+    if (!parsed.success) return sendValidationError(reply, zodErrorBag(parsed.error));
+    const { loan_id, lead_id: _lead, management_system_id: _system, ...payment } = parsed.data;
+    const outcome = store.upsertPayment(request.params.customerId, loan_id, payment as PaymentInput, now());
+    if (typeof outcome === 'string') return sendNotFound(reply);
+    return reply.code(outcome.created ? 201 : 200).send({ data: outcome.data });
+  });
+
+  app.post(`/loan-performance/batches/customers`, async (request, reply) => {
+    const parsed = CustomerBatchSchema.safeParse(request.body);
+    let skipped: { path: string; errors: string[] }[] = [];
+    if (!parsed.success) {
+      skipped = groupBatchIssues(parsed.error);
+      // Problems of the batch as a whole (no customers array, more than 1000 customers, unknown keys): nothing is stored.
+      if (parsed.error.issues.some((issue) => batchIssueOwner(issue.path) === '')) return sendValidationError(reply, zodErrorBag(parsed.error));
+    }
+    const result = acceptBatch((request.body as { customers: unknown[] }).customers, skipped);
+    store.storeBatch(result.customers, now());
+    return reply.code(200).send({ data: { accepted: result.accepted, skipped: result.skipped } });
+  });
+}
+
+type Obj = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const idOf = (v: unknown, key: string): string | null => (isObject(v) && typeof v[key] === 'string' ? (v[key] as string) : null);
+
+/**
+ * Splits a batch into what to store and what to skip. An object with a problem is skipped
+ * with everything inside it (a loan with its payments), and only the outermost skipped object
+ * is listed; its siblings and parents are still stored.
+ */
+function acceptBatch(customers: unknown[], problems: { path: string; errors: string[] }[]) {
+  const byPath = new Map(problems.map((p) => [p.path, p.errors]));
+  const accepted = { customers: 0, loans: 0, payments: 0 };
+  const skipped: { path: string; id: string | null; errors: string[] }[] = [];
+  const out: BatchCustomerInput[] = [];
+  customers.forEach((customer, c) => {
+    const customerPath = `customers.${c}`;
+    const customerErrors = byPath.get(customerPath);
+    if (customerErrors) {
+      skipped.push({ path: customerPath, id: idOf(customer, 'customer_id'), errors: customerErrors });
+      return;
+    }
+    const { customer_id, loans } = customer as { customer_id: string; loans: unknown[] };
+    const kept: BatchCustomerInput = { customer_id, loans: [] };
+    accepted.customers++;
+    loans.forEach((loan, l) => {
+      const loanPath = `${customerPath}.loans.${l}`;
+      const loanErrors = byPath.get(loanPath);
+      if (loanErrors) {
+        skipped.push({ path: loanPath, id: idOf(loan, 'loan_id'), errors: loanErrors });
+        return;
+      }
+      const { payments = [], ...fields } = loan as Obj & { payments?: unknown[] };
+      const keptPayments: PaymentInput[] = [];
+      accepted.loans++;
+      payments.forEach((payment, p) => {
+        const paymentPath = `${loanPath}.payments.${p}`;
+        const paymentErrors = byPath.get(paymentPath);
+        if (paymentErrors) {
+          skipped.push({ path: paymentPath, id: idOf(payment, 'payment_id'), errors: paymentErrors });
+          return;
+        }
+        keptPayments.push(payment as PaymentInput);
+        accepted.payments++;
+      });
+      kept.loans.push({ loan: fields as LoanInput, payments: keptPayments });
+    });
+    out.push(kept);
+  });
+  return { customers: out, accepted, skipped };
+}

@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runBinary } from '../helpers/binary.js';
+import { startSandboxProcess } from '../helpers/sandbox.js';
+import { apiClient, getToken } from './support.js';
+
+describe('the sandbox store', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'leadctl-sandbox-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps the account, data and tokens across restarts with --data-dir', async () => {
+    const first = await startSandboxProcess(['--data-dir', dir]);
+    let token: string;
+    let listId: number;
+    try {
+      token = await getToken(first);
+      const created = await apiClient(first.baseUrl, token).post('/api/v1/lead-management/lists', { name: 'kept', type: 'ZIP Codes', list: ['78701'] });
+      listId = created.body.data.id;
+    } finally {
+      await first.stop();
+    }
+    const second = await startSandboxProcess(['--data-dir', dir]);
+    try {
+      expect(second.clientId).toBe(first.clientId);
+      expect(second.clientSecret).toBe(first.clientSecret);
+      expect(second.campaigns).toEqual(first.campaigns);
+      const res = await apiClient(second.baseUrl, token).get(`/api/v1/lead-management/lists/${listId}`);
+      expect(res.status).toBe(200);
+      expect(res.body.data.name).toBe('kept');
+      expect((await second.stats()).list_items).toBe(1);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('--memory starts empty every time', async () => {
+    const a = await startSandboxProcess();
+    const b = await startSandboxProcess();
+    try {
+      expect(a.clientSecret).not.toBe(b.clientSecret);
+      expect((await b.stats()).lists).toBe(0);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('refuses --memory with --data-dir, and bad flag values, as usage errors', async () => {
+    const both = await runBinary(['sandbox', 'start', '--memory', '--data-dir', dir]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/memory/);
+    const rate = await runBinary(['sandbox', 'start', '--memory', '--fail-rate', '1.5']);
+    expect(rate.code).toBe(2);
+    expect(rate.stderr).toContain('--fail-rate');
+    const ttl = await runBinary(['sandbox', 'start', '--memory', '--offer-ttl', '100']);
+    expect(ttl.code).toBe(2);
+  });
+});

@@ -1,0 +1,427 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApiClient, encodeQuery, type ApiClient, type ApiClientOptions, type ApiEvent } from '../../../src/api/client.js';
+import { formatApiEvent } from '../../../src/api/events.js';
+import type { CachedToken, TokenCache } from '../../../src/api/token.js';
+import { AuthError, ExitCode, InputError, NetworkError, NotFoundError, RateLimitedError, ServiceError, ValidationError } from '../../../src/errors.js';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+type Handler = (req: Seen, res: ServerResponse, n: number) => void;
+
+const SECRET = 'S3cretS3cretS3cretS3cretS3cretS3cretS3cr';
+const servers: Server[] = [];
+const clients: ApiClient[] = [];
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+});
+
+/** A scripted service on 127.0.0.1: answers the token endpoint itself, everything else with `handler`. */
+async function service(handler: Handler, options: { tokenTtl?: number; port?: number } = {}) {
+  const seen: Seen[] = [];
+  let tokens = 0;
+  let calls = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const s: Seen = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      seen.push(s);
+      if (req.url === '/oauth/token') {
+        const form = new URLSearchParams(s.body);
+        if (form.get('client_secret') !== SECRET) {
+          res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client', error_description: 'Client authentication failed' }));
+          return;
+        }
+        tokens++;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token_type: 'Bearer', expires_in: options.tokenTtl ?? 3600, access_token: `tok${tokens}` }));
+        return;
+      }
+      handler(s, res, ++calls);
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { baseUrl: `http://127.0.0.1:${port}`, seen, api: () => seen.filter((s) => s.url !== '/oauth/token'), tokenCount: () => tokens };
+}
+
+function client(baseUrl: string, options: Partial<ApiClientOptions> = {}) {
+  const events: ApiEvent[] = [];
+  const c = createApiClient({
+    baseUrl,
+    clientId: 'client-1',
+    clientSecret: SECRET,
+    retry: { baseDelayMs: 5, maxDelayMs: 20, maxTotalWaitMs: 2000, maxAttempts: 5 },
+    onEvent: (e) => events.push(e),
+    random: () => 0.5,
+    ...options,
+  });
+  clients.push(c);
+  return { c, events };
+}
+
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+
+const SYSTEMS = { data: [{ id: 1, name: 'LMS One', extra: true }] };
+
+describe('ApiClient: tokens', () => {
+  it('obtains a token lazily, sends it as a bearer and reuses it', async () => {
+    const svc = await service((_req, res) => json(res, 200, SYSTEMS));
+    const { c } = client(svc.baseUrl);
+    expect(svc.seen).toHaveLength(0);
+    expect(await c.managementSystems()).toEqual([{ id: 1, name: 'LMS One', extra: true }]);
+    await c.managementSystems();
+    expect(svc.tokenCount()).toBe(1);
+    const tokenRequest = svc.seen[0]!;
+    expect(tokenRequest.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(Object.fromEntries(new URLSearchParams(tokenRequest.body))).toEqual({ grant_type: 'client_credentials', client_id: 'client-1', client_secret: SECRET });
+    expect(svc.api().map((s) => s.headers.authorization)).toEqual(['Bearer tok1', 'Bearer tok1']);
+    expect(svc.api()[0]!.headers.accept).toBe('application/json');
+  });
+
+  it('renews the token once on a 401 and repeats the request', async () => {
+    const svc = await service((req, res) => (req.headers.authorization === 'Bearer tok1' ? json(res, 401, { message: 'Unauthenticated.' }) : json(res, 200, SYSTEMS)));
+    const { c } = client(svc.baseUrl);
+    expect(await c.managementSystems()).toHaveLength(1);
+    expect(svc.tokenCount()).toBe(2);
+    expect(svc.api().map((s) => s.headers.authorization)).toEqual(['Bearer tok1', 'Bearer tok2']);
+  });
+
+  it('gives up with an AuthError (exit 3) when the renewed token is refused too', async () => {
+    const svc = await service((_req, res) => json(res, 401, { message: 'Unauthenticated.' }));
+    const { c } = client(svc.baseUrl);
+    const error = await c.managementSystems().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthError);
+    expect((error as AuthError).exitCode).toBe(ExitCode.AUTH);
+    expect((error as AuthError).message).toMatch(/refused the access token/);
+    expect(svc.tokenCount()).toBe(2);
+    expect(svc.api()).toHaveLength(2);
+  });
+
+  it('reports a wrong secret as an AuthError naming the OAuth error', async () => {
+    const svc = await service((_req, res) => json(res, 200, SYSTEMS));
+    const { c } = client(svc.baseUrl, { clientSecret: 'wrong-secret-wrong-secret' });
+    const error = (await c.managementSystems().catch((e: unknown) => e)) as AuthError;
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error.message).toContain('invalid_client');
+    expect(error.hint).toMatch(/auth login/);
+    expect(svc.api()).toHaveLength(0);
+  });
+
+  it('says what to do when there are no credentials, without sending anything', async () => {
+    const svc = await service((_req, res) => json(res, 200, SYSTEMS));
+    const { c } = client(svc.baseUrl, { clientId: undefined, clientSecret: undefined });
+    const error = (await c.managementSystems().catch((e: unknown) => e)) as AuthError;
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error.hint).toMatch(/LEADCTL_CLIENT_ID/);
+    expect(svc.seen).toHaveLength(0);
+  });
+
+  it('uses and fills a token cache', async () => {
+    const svc = await service((_req, res) => json(res, 200, SYSTEMS));
+    const saved: CachedToken[] = [];
+    const cache: TokenCache = { load: () => ({ accessToken: 'from-cache', obtainedAt: Date.now(), expiresAt: Date.now() + 3_600_000 }), save: (t) => saved.push(t), clear: () => {} };
+    const { c } = client(svc.baseUrl, { tokenCache: cache });
+    await c.managementSystems();
+    expect(svc.api()[0]!.headers.authorization).toBe('Bearer from-cache');
+    expect(svc.tokenCount()).toBe(0);
+    const fresh = await c.authenticate();
+    expect(fresh.accessToken).toBe('tok1');
+    expect(saved.map((t) => t.accessToken)).toEqual(['tok1']);
+    expect(fresh.expiresAt - fresh.obtainedAt).toBe(3_600_000);
+  });
+});
+
+describe('ApiClient: retries', () => {
+  it('retries 503 and 502 on a safe request, then succeeds', async () => {
+    const svc = await service((_req, res, n) => (n === 1 ? json(res, 503, { message: 'Service Unavailable' }) : n === 2 ? json(res, 502, {}) : json(res, 200, SYSTEMS)));
+    const { c, events } = client(svc.baseUrl);
+    expect(await c.managementSystems()).toHaveLength(1);
+    expect(svc.api()).toHaveLength(3);
+    expect(events.filter((e) => e.type === 'retry').map((e) => (e as { reason: string }).reason)).toEqual(['HTTP 503', 'HTTP 502']);
+  });
+
+  it('honours Retry-After on 429', async () => {
+    const svc = await service((_req, res, n) => (n === 1 ? json(res, 429, { message: 'Too Many Attempts.' }, { 'retry-after': '1' }) : json(res, 200, SYSTEMS)));
+    const { c, events } = client(svc.baseUrl);
+    await c.managementSystems();
+    const retry = events.find((e) => e.type === 'retry') as { delayMs: number };
+    expect(retry.delayMs).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('stops at the attempt limit with a ServiceError (exit 5) that says it retried', async () => {
+    const svc = await service((_req, res) => json(res, 503, { message: 'Service Unavailable' }));
+    const { c } = client(svc.baseUrl, { retry: { baseDelayMs: 1, maxDelayMs: 2, maxTotalWaitMs: 1000, maxAttempts: 3 } });
+    const error = (await c.managementSystems().catch((e: unknown) => e)) as ServiceError;
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(error.exitCode).toBe(ExitCode.SERVICE);
+    expect(error.message).toMatch(/HTTP 503.*after 3 attempts/);
+    expect(svc.api()).toHaveLength(3);
+  });
+
+  it('gives up on 429 when Retry-After exceeds the wait budget', async () => {
+    const svc = await service((_req, res) => json(res, 429, { message: 'Too Many Attempts.' }, { 'retry-after': '3600' }));
+    const { c } = client(svc.baseUrl);
+    const error = (await c.managementSystems().catch((e: unknown) => e)) as RateLimitedError;
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(error.exitCode).toBe(ExitCode.SERVICE);
+    expect(error.message).toMatch(/asked to wait/);
+    expect(svc.api()).toHaveLength(1);
+  });
+
+  it('does not retry a 500 or a 4xx', async () => {
+    const svc = await service((_req, res) => json(res, 500, { message: 'Server Error' }));
+    const { c } = client(svc.baseUrl);
+    await expect(c.managementSystems()).rejects.toBeInstanceOf(ServiceError);
+    expect(svc.api()).toHaveLength(1);
+  });
+
+  it('retries a dropped connection on a safe request', async () => {
+    const svc = await service((req, res, n) => (n === 1 ? req && res.socket?.destroy() : json(res, 200, SYSTEMS)));
+    const { c } = client(svc.baseUrl);
+    expect(await c.managementSystems()).toHaveLength(1);
+    expect(svc.api()).toHaveLength(2);
+  });
+
+  it('reports a service that is not there as a NetworkError (exit 5) after the retries', async () => {
+    const probe = await service(() => {});
+    const baseUrl = probe.baseUrl;
+    await new Promise((r) => servers.pop()!.close(r));
+    const { c, events } = client(baseUrl, { retry: { baseDelayMs: 1, maxDelayMs: 2, maxTotalWaitMs: 1000, maxAttempts: 3 } });
+    const error = (await c.managementSystems().catch((e: unknown) => e)) as NetworkError;
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error.exitCode).toBe(ExitCode.SERVICE);
+    expect(error.message).toMatch(/connection refused.*after 3 attempts/);
+    expect(error.hint).toContain(baseUrl);
+    expect(events.filter((e) => e.type === 'network-error')).toHaveLength(3);
+  });
+
+  it('times out a silent service per attempt (--timeout) and retries a safe request', async () => {
+    const svc = await service((_req, res, n) => (n === 1 ? undefined : json(res, 200, SYSTEMS)));
+    const { c, events } = client(svc.baseUrl, { timeoutMs: 200 });
+    expect(await c.managementSystems()).toHaveLength(1);
+    expect(events.find((e) => e.type === 'network-error')).toMatchObject({ code: 'UND_ERR_HEADERS_TIMEOUT' });
+  });
+
+  it('reports a timeout in words when the retries run out', async () => {
+    const svc = await service(() => undefined);
+    const { c } = client(svc.baseUrl, { timeoutMs: 100, retry: { baseDelayMs: 1, maxDelayMs: 1, maxTotalWaitMs: 100, maxAttempts: 2 } });
+    const error = (await c.managementSystems().catch((e: unknown) => e)) as NetworkError;
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error.message).toMatch(/timed out waiting for the answer/);
+    expect(error.hint).toMatch(/--timeout/);
+  });
+
+  it("passes on the body source's own failure, not as a network error, and does not retry it", async () => {
+    const svc = await service((_req, res) => json(res, 200, {}));
+    const { c } = client(svc.baseUrl);
+    let produced = 0;
+    const body = async function* () {
+      produced++;
+      yield '{"list":[';
+      throw new InputError('bad line', { file: 'ssns.csv', row: 3 });
+    };
+    const error = await c.createList(body).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as InputError).message).toBe('ssns.csv, row 3: bad line');
+    expect(produced).toBe(1);
+  });
+
+  it('re-creates a streamed body for each attempt', async () => {
+    const svc = await service((req, res, n) => (n === 1 ? json(res, 503, {}) : json(res, 201, { data: { id: 7, name: 'x', type: 'ZIP Codes', deleted_at: null, created_at: 'a', updated_at: 'b' } })));
+    const { c } = client(svc.baseUrl);
+    let produced = 0;
+    const body = async function* () {
+      produced++;
+      yield '{"name":"x","type":"ZIP Codes","list":[';
+      for (let i = 0; i < 1000; i++) yield (i ? ',' : '') + JSON.stringify(String(10000 + i));
+      yield ']}';
+    };
+    const list = await c.createList(body);
+    expect(list.id).toBe(7);
+    expect(produced).toBe(2);
+    const sent = svc.api().map((s) => JSON.parse(s.body) as { list: string[] });
+    expect(sent).toHaveLength(2);
+    expect(sent[1]!.list).toHaveLength(1000);
+    expect(svc.api()[1]!.headers['content-type']).toBe('application/json');
+  });
+});
+
+describe('ApiClient: legacy post is never repeated once sent', () => {
+  const accepted = { status: 'OK', result: 'A', redirect_url: 'https://example.invalid/r', errors: null };
+
+  it('does not repeat a 503', async () => {
+    const svc = await service((_req, res) => json(res, 503, { message: 'Service Unavailable' }));
+    const { c } = client(svc.baseUrl);
+    await expect(c.legacyPost({ api_key: 'k' })).rejects.toBeInstanceOf(ServiceError);
+    expect(svc.api()).toHaveLength(1);
+  });
+
+  it('does not repeat after the connection dropped mid-request, and says why', async () => {
+    const svc = await service((_req, res) => res.socket?.destroy());
+    const { c } = client(svc.baseUrl);
+    const error = (await c.legacyPost({ api_key: 'k' }).catch((e: unknown) => e)) as NetworkError;
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error.hint).toMatch(/not repeated automatically/);
+    expect(svc.api()).toHaveLength(1);
+  });
+
+  it('repeats when the connection was refused before sending', async () => {
+    const probe = await service(() => {});
+    const port = Number(new URL(probe.baseUrl).port);
+    await new Promise((r) => servers.pop()!.close(r));
+    let started: Promise<unknown> | undefined;
+    const { c } = client(probe.baseUrl, {
+      retry: { baseDelayMs: 50, maxDelayMs: 50, maxTotalWaitMs: 5000, maxAttempts: 5 },
+      onEvent: (e) => {
+        if (e.type === 'network-error' && !started) started = service((_req, res) => json(res, 200, accepted), { port });
+      },
+    });
+    const result = await c.legacyPost({ api_key: 'k' });
+    expect(result).toMatchObject({ status: 'OK', result: 'A', httpStatus: 200 });
+    const svc = (await started) as Awaited<ReturnType<typeof service>>;
+    expect(svc.api()).toHaveLength(1);
+    expect(svc.api()[0]!.headers.authorization).toBeUndefined();
+  });
+
+  it('returns the ERROR envelope whatever the HTTP status', async () => {
+    const svc = await service((_req, res) => json(res, 422, { status: 'ERROR', result: null, redirect_url: null, errors: ['Invalid price reject offer.'] }));
+    const { c } = client(svc.baseUrl);
+    const result = await c.priceRejectAccept({ api_key: 'k', price_reject_offer_id: 9 });
+    expect(result).toMatchObject({ status: 'ERROR', errors: ['Invalid price reject offer.'], httpStatus: 422 });
+    expect(JSON.parse(svc.api()[0]!.body)).toEqual({ api_key: 'k', price_reject_offer_id: 9 });
+  });
+});
+
+describe('ApiClient: requests and answers', () => {
+  it('sends map_ids[] repeated and the lead-ids query', async () => {
+    const svc = await service((req, res) =>
+      req.url.startsWith('/api/v1/lead-data/leads/')
+        ? json(res, 200, { data: { m1: 5, m2: 10000 } })
+        : json(res, 200, { data: [1, 2], links: { first: null, last: null, prev: null, next: null }, meta: { path: 'p', per_page: 2, next_cursor: null, prev_cursor: null } }),
+    );
+    const { c } = client(svc.baseUrl);
+    expect(await c.lead(5, ['m1', 'm2'])).toEqual({ m1: 5, m2: 10000 });
+    expect(svc.api()[0]!.url).toBe('/api/v1/lead-data/leads/5?map_ids[]=m1&map_ids[]=m2');
+    const page = await c.leadIds({ date: '2024-01-05', per_page: 2, cursor: 'a b' });
+    expect(page.data).toEqual([1, 2]);
+    expect(svc.api()[1]!.url).toBe('/api/v1/lead-data/lead-ids?date=2024-01-05&per_page=2&cursor=a%20b');
+  });
+
+  it('follows lead-id cursors to the end', async () => {
+    const svc = await service((req, res) => {
+      const cursor = new URL(req.url, 'http://x').searchParams.get('cursor');
+      const page = cursor === null ? { data: [1, 2], next: 'c2' } : cursor === 'c2' ? { data: [3], next: null } : { data: [], next: null };
+      json(res, 200, { data: page.data, links: { first: null, last: null, prev: null, next: null }, meta: { path: 'p', per_page: 2, next_cursor: page.next, prev_cursor: null } });
+    });
+    const { c } = client(svc.baseUrl);
+    const ids: number[] = [];
+    for await (const page of c.allLeadIds({ per_page: 2 })) ids.push(...page.data);
+    expect(ids).toEqual([1, 2, 3]);
+  });
+
+  it('pages through lists', async () => {
+    const list = (id: number) => ({ id, name: `l${id}`, type: 'ZIP Codes', deleted_at: null, created_at: 'c', updated_at: 'u' });
+    const svc = await service((req, res) => {
+      const page = Number(new URL(req.url, 'http://x').searchParams.get('page'));
+      json(res, 200, {
+        current_page: page,
+        data: page === 1 ? [list(1), list(2)] : [list(3)],
+        first_page_url: 'f',
+        from: 1,
+        last_page: 2,
+        last_page_url: 'l',
+        links: [],
+        next_page_url: page === 1 ? 'n' : null,
+        path: 'p',
+        per_page: 2,
+        prev_page_url: null,
+        to: 2,
+        total: 3,
+      });
+    });
+    const { c } = client(svc.baseUrl);
+    const ids: number[] = [];
+    for await (const l of c.allLists()) ids.push(l.id);
+    expect(ids).toEqual([1, 2, 3]);
+    expect(svc.api().map((s) => s.url)).toEqual(['/api/v1/lead-management/lists?page=1', '/api/v1/lead-management/lists?page=2']);
+  });
+
+  it('maps 422 to a ValidationError carrying the field errors', async () => {
+    const svc = await service((_req, res) => json(res, 422, { message: 'The given data was invalid.', errors: { 'list.3': ['row 4: invalid SSN'], name: ['too long'] } }));
+    const { c } = client(svc.baseUrl);
+    const error = (await c.createList({ name: 'n', type: 'Social Security Numbers', list: ['1'] }).catch((e: unknown) => e)) as ValidationError;
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error.exitCode).toBe(ExitCode.USAGE);
+    expect(error.fieldErrors).toEqual({ 'list.3': ['row 4: invalid SSN'], name: ['too long'] });
+    expect(error.message).toMatch(/2 field errors; first: list\.3: row 4: invalid SSN/);
+    expect(svc.api()).toHaveLength(1);
+  });
+
+  it('maps 404 to NotFoundError and 403 to AuthError', async () => {
+    const svc = await service((req, res) => (req.url.endsWith('/99') ? json(res, 404, { message: 'Not Found' }) : json(res, 403, { message: 'This action is unauthorized.' })));
+    const { c } = client(svc.baseUrl);
+    await expect(c.getList(99)).rejects.toBeInstanceOf(NotFoundError);
+    const forbidden = (await c.dictionary().catch((e: unknown) => e)) as AuthError;
+    expect(forbidden).toBeInstanceOf(AuthError);
+    expect(forbidden.message).toMatch(/403/);
+  });
+
+  it('shows an unknown error body as it is', async () => {
+    const svc = await service((_req, res) => res.writeHead(418, { 'content-type': 'text/plain' }).end('I am a teapot'));
+    const { c } = client(svc.baseUrl);
+    await expect(c.managementSystems()).rejects.toThrow(/HTTP 418: I am a teapot/);
+  });
+
+  it('accepts upsert answers of any 2xx shape, and tells created from updated', async () => {
+    const svc = await service((req, res, n) => (n === 1 ? json(res, 201, { data: { customer_id: 'c1' } }) : res.writeHead(204).end()));
+    const { c } = client(svc.baseUrl);
+    const created = await c.upsertLoan('c 1/x', { loan_id: 'l1', lead_id: 1, loan_amount: 100, applied_at: '2024-01-01T00:00:00Z' } as never);
+    expect(created).toMatchObject({ status: 201, created: true, data: { customer_id: 'c1' } });
+    expect(svc.api()[0]!.url).toBe('/api/v1/loan-performance/customers/c%201%2Fx/loans');
+    const updated = await c.upsertPayment('c1', { loan_id: 'l1', lead_id: 1, payment_id: 'p1' } as never);
+    expect(updated).toMatchObject({ status: 204, created: false, data: undefined });
+  });
+
+  it('refuses a 2xx answer that lacks what the caller needs', async () => {
+    const svc = await service((_req, res) => json(res, 200, { items: [] }));
+    const { c } = client(svc.baseUrl);
+    await expect(c.managementSystems()).rejects.toThrow(/unexpected shape/);
+  });
+
+  it('keeps the base URL path prefix', async () => {
+    const svc = await service((_req, res) => json(res, 200, { data: { pass: true } }));
+    const { c } = client(svc.baseUrl + '/prefix/', {});
+    // the token endpoint lives under the prefix too; our scripted service only knows /oauth/token
+    await c.dryRun({ email: 'a@b.co' } as never).catch(() => undefined);
+    expect(svc.seen[0]!.url).toBe('/prefix/oauth/token');
+  });
+
+  it('never mentions the secret or a token in its events', async () => {
+    const svc = await service((req, res, n) => (n === 1 ? json(res, 401, {}) : json(res, 200, SYSTEMS)));
+    const { c, events } = client(svc.baseUrl);
+    await c.managementSystems();
+    const text = events.map(formatApiEvent).join('\n');
+    expect(text).toContain('POST /oauth/token → 200');
+    expect(text).toContain('GET /api/v1/resources/management-systems → 401');
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toMatch(/tok\d/);
+  });
+});
+
+describe('encodeQuery', () => {
+  it('encodes values and keeps [] in keys', () => {
+    expect(encodeQuery([['map_ids[]', 'm 1'], ['a&b', 'c=d']])).toBe('?map_ids[]=m%201&a%26b=c%3Dd');
+    expect(encodeQuery([])).toBe('');
+  });
+});
