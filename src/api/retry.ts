@@ -99,8 +99,11 @@ export function decideRetry(
         reason: `the service asked to wait ${formatMs(retryAfterMs)}, more than the ${formatMs(Math.max(0, remaining))} left of the retry budget`,
       };
     }
-    // A little jitter on top of Retry-After so parallel workers do not return at the same instant.
-    const delayMs = Math.min(remaining, retryAfterMs + Math.round(random() * Math.min(250, policy.baseDelayMs)));
+    // Retry-After is the least to wait, not the whole answer: workers that all come back after
+    // exactly Retry-After collide again, and the unlucky one starves. So the backoff keeps growing
+    // underneath it, and jitter of up to half the Retry-After (at most 1 s) spreads the workers out.
+    const jitter = Math.round(random() * Math.min(1000, Math.max(policy.baseDelayMs, retryAfterMs / 2)));
+    const delayMs = Math.min(remaining, Math.max(retryAfterMs, backoffDelay(attempt, policy, random)) + jitter);
     return { retry: true, delayMs };
   }
   const delayMs = backoffDelay(attempt, policy, random);

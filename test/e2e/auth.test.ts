@@ -107,19 +107,29 @@ describe('leadctl auth (built binary against the sandbox)', () => {
 });
 
 describe('leadctl auth: token life cycle', () => {
-  it('renews an expired token transparently (sandbox --token-ttl 2)', async () => {
-    const short = await startSandboxProcess(['--token-ttl', '2']);
+  it('renews a token the service refuses (401) once, transparently', async () => {
+    const sb = await startSandboxProcess();
     try {
       const dir = freshConfigDir();
-      expect((await login(short, dir)).code).toBe(0);
-      // The service's clock moves on: the token we hold is refused with 401 and renewed once.
-      await fetch(`${short.baseUrl}/_sandbox/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_seconds: 30 }) });
+      expect((await login(sb, dir)).code).toBe(0);
+      // Only the service's clock moves on (our cached token still looks valid for an hour):
+      // the token is refused with 401, renewed once and the request repeated.
+      await fetch(`${sb.baseUrl}/_sandbox/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_seconds: 7200 }) });
       const refused = await leadctl(['--verbose', 'systems', 'ls'], dir);
       expect(refused.code).toBe(0);
       expect(refused.stderr).toContain('→ 401');
       expect(refused.stderr).toContain('the service refused the previous one');
       expect(JSON.parse(refused.stdout).length).toBeGreaterThan(0);
-      // Our own clock moves on too: the cached token has expired and is replaced before use.
+    } finally {
+      await sb.stop();
+    }
+  });
+
+  it('replaces an expired cached token before use (sandbox --token-ttl 2)', async () => {
+    const short = await startSandboxProcess(['--token-ttl', '2']);
+    try {
+      const dir = freshConfigDir();
+      expect((await login(short, dir)).code).toBe(0);
       await new Promise((r) => setTimeout(r, 2500));
       const expired = await leadctl(['--verbose', 'systems', 'ls'], dir);
       expect(expired.code).toBe(0);

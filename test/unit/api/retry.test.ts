@@ -46,6 +46,14 @@ describe('decideRetry', () => {
     expect(refused.retry).toBe(false);
     expect(refused.reason).toMatch(/asked to wait 1\.0 s/);
   });
+  it('keeps backing off beneath a short Retry-After, with jitter, so competing workers do not starve', () => {
+    // attempt 4 of the default policy: backoff step 4 s, of which half is fixed
+    expect(decideRetry(4, 0, DEFAULT_RETRY_POLICY, 1000, () => 0).delayMs).toBe(2000);
+    const early = decideRetry(1, 0, DEFAULT_RETRY_POLICY, 1000, () => 0).delayMs;
+    const lateJitter = decideRetry(1, 0, DEFAULT_RETRY_POLICY, 1000, () => 0.999).delayMs;
+    expect(early).toBe(1000);
+    expect(lateJitter - early).toBeGreaterThanOrEqual(400);
+  });
 });
 
 describe('retryPolicyFromEnv', () => {
