@@ -1,5 +1,9 @@
 import { register as auth } from './auth.js';
 import type { Register } from './command.js';
+import { register as dryRun } from './dry-run.js';
+import { register as leads } from './leads.js';
+import { register as legacy } from './legacy.js';
+import { register as lists } from './lists.js';
 import { register as sandbox } from './sandbox.js';
 import { register as systems } from './systems.js';
 
@@ -8,4 +12,4 @@ import { register as systems } from './systems.js';
  * (commander only): they load their implementation inside the action, so that
  * `leadctl --version` and `--help` pay for commander alone.
  */
-export const commandGroups: Register[] = [auth, systems, sandbox];
+export const commandGroups: Register[] = [auth, systems, lists, leads, dryRun, legacy, sandbox];

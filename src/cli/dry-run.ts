@@ -1,0 +1,143 @@
+import { Option } from 'commander';
+import type { Handler, Register } from './command.js';
+import type { CommandContext } from './context.js';
+
+interface DryRunOptions {
+  ssn?: string;
+  email?: string;
+  purchasedLookback?: string;
+  underwritingLookback?: string;
+  file?: string;
+  out?: string;
+  ssnColumn?: string;
+  emailColumn?: string;
+  concurrency: string;
+  retries: string;
+}
+
+const dryRun: Handler<DryRunOptions> = async (ctx, _args, opts) => {
+  const { lookbacksFrom } = await import('../ingest/dry-run-input.js');
+  const lookbacks = lookbacksFrom(opts);
+  if (opts.file !== undefined) return bulk(ctx, opts, lookbacks);
+  if (opts.out !== undefined || opts.ssnColumn !== undefined || opts.emailColumn !== undefined) {
+    const { UsageError } = await import('../errors.js');
+    throw new UsageError('--out, --ssn-column and --email-column go with --file');
+  }
+  return single(ctx, opts, lookbacks);
+};
+
+async function single(ctx: CommandContext, opts: DryRunOptions, lookbacks: import('../ingest/dry-run-input.js').Lookbacks): Promise<number> {
+  const [{ buildDryRunRequest }, { UsageError, ExitCode }, { DRY_RUN_REASONS }] = await Promise.all([
+    import('../ingest/dry-run-input.js'),
+    import('../errors.js'),
+    import('../schema/dry-run.js'),
+  ]);
+  const check = buildDryRunRequest(opts.ssn, opts.email, lookbacks);
+  if (!check.ok) {
+    throw new UsageError(`dry-run: ${check.problems.join('; ')}`, { hint: 'e.g. leadctl dry-run --ssn 123-45-6789, or --email ann@example.com, or --file applicants.csv' });
+  }
+  const api = await ctx.api();
+  const result = await api.dryRun(check.request);
+  const reason = result.reason ?? undefined;
+  const words = reason === undefined ? undefined : (DRY_RUN_REASONS as Record<string, string>)[reason] ?? reason;
+  await ctx.output.document(
+    { pass: result.pass, ...(result.pass ? {} : { reason: reason ?? null, reason_text: words ?? null }) },
+    () => (result.pass ? 'PASS' : `FAIL: ${words ?? 'no reason given'}${reason && words !== reason ? ` (${reason})` : ''}`),
+  );
+  return result.pass ? ExitCode.OK : ExitCode.REJECTED;
+}
+
+async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import('../ingest/dry-run-input.js').Lookbacks): Promise<number> {
+  const [{ openDryRunFile }, job, { parsePositiveInt }, { exportToFile }, { UsageError }] = await Promise.all([
+    import('../ingest/dry-run-input.js'),
+    import('../jobs/dry-run-bulk.js'),
+    import('../ingest/date-flags.js'),
+    import('../jobs/leads-export.js'),
+    import('../errors.js'),
+  ]);
+  if (opts.ssn !== undefined || opts.email !== undefined) throw new UsageError('--file checks the rows of a file: leave out --ssn and --email');
+  const concurrency = parsePositiveInt(opts.concurrency, '--concurrency', 32);
+  if (!/^\d+$/.test(opts.retries) || Number(opts.retries) > 10) throw new UsageError(`--retries must be a whole number from 0 to 10, got "${opts.retries}"`);
+  const file = await openDryRunFile(opts.file!, ctx.io, { ssnColumn: opts.ssnColumn, emailColumn: opts.emailColumn, lookbacks });
+  ctx.log.debug(`dry-run: ${file.name}: ssn column ${file.ssnColumn ?? '(none)'}, email column ${file.emailColumn ?? '(none)'}`);
+  const api = await ctx.api();
+  const progress = ctx.progress(`Checking ${file.name}…`);
+  const settings = { concurrency, retries: Number(opts.retries) };
+  const started = ctx.io.now().getTime();
+  const onSummaryTick = (done: number) => progress.update(`Checked ${done} rows of ${file.name}`);
+  let done = 0;
+
+  let summary: import('../jobs/dry-run-bulk.js').DryRunBulkSummary;
+  if (opts.out !== undefined) {
+    const { resolve } = await import('node:path');
+    summary = await exportToFile(resolve(ctx.io.cwd, opts.out), async (out) => {
+      const writer = job.dryRunCsvWriter(file.header, out);
+      const s = await job.runDryRunBulk(api, file, settings, async (row) => {
+        await writer.write(row);
+        onSummaryTick(++done);
+      });
+      await writer.end();
+      return s;
+    });
+  } else {
+    // Without --out the results are the command's output, in the chosen format.
+    const columns = [
+      ...file.header.map((h, i) => ({
+        key: h,
+        value: (r: import('../jobs/dry-run-bulk.js').DryRunRowResult) => r.cells[i] ?? '',
+        ...(h === file.ssnColumn ? { mask: 'ssn' as const } : {}),
+      })),
+      { key: job.PASS_COLUMN },
+      { key: job.REASON_COLUMN },
+    ];
+    const writer = await ctx.output.stream(columns);
+    summary = await job.runDryRunBulk(api, file, settings, async (row) => {
+      await writer.write(row);
+      onSummaryTick(++done);
+    });
+    await writer.end();
+  }
+  progress.stop();
+  const seconds = Math.round((ctx.io.now().getTime() - started) / 100) / 10;
+  const document = { file: file.name, out: opts.out ?? null, ...summary, elapsed_seconds: seconds };
+  const text = [
+    `${summary.rows} rows checked from ${file.name} in ${seconds} s: ${summary.passed} passed, ${summary.failed} failed, ${summary.invalid} invalid${summary.errors ? `, ${summary.errors} could not be checked` : ''}.`,
+    ...Object.entries(summary.reasons).map(([reason, n]) => `  failed (${reason}): ${n}`),
+    ...(opts.out ? [`Results written to ${opts.out}.`] : []),
+  ].join('\n');
+  if (opts.out !== undefined) await ctx.output.document(document, () => text);
+  else ctx.log.info(text);
+  return job.dryRunBulkExitCode(summary);
+}
+
+export const register: Register = (program, bind) => {
+  program
+    .command('dry-run')
+    .description('was this applicant already bought, or underwritten recently? PASS (exit 0) or FAIL (exit 4) with the reason')
+    .option('--ssn <ssn>', 'social security number (dashes and spaces are ignored)')
+    .option('--email <email>', 'email address')
+    .option('--purchased-lookback <days|off>', 'previously-purchased window in days, or off (service default: all time)')
+    .option('--underwriting-lookback <days|off>', 'underwriting-cost window in days, or off (service default: 3 days)')
+    .addOption(new Option('--file <csv>', 'check every row of a CSV with ssn and/or email columns (- for stdin)').conflicts(['ssn', 'email']))
+    .option('--out <csv>', 'with --file: write the input columns plus pass and reason to this CSV')
+    .option('--ssn-column <name>', 'with --file: header of the SSN column (default: ssn, social_security_number…)')
+    .option('--email-column <name>', 'with --file: header of the email column (default: email, email_address…)')
+    .option('--concurrency <n>', 'with --file: rows checked at once', '4')
+    .option('--retries <n>', 'with --file: further attempts for a row that still fails after the client retries', '2')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Reasons: previously_purchased (an accepted lead with this SSN or email within the window),',
+        '         underwriting_cost (underwriting money spent on it within the window).',
+        'Exit codes: 0 pass; 4 fail; 2 invalid input. With --file: 0 every row passed, 4 some rows failed',
+        'or were invalid, 5 some rows could not be checked (service unavailable).',
+        '',
+        'Examples:',
+        '  leadctl dry-run --ssn 123-45-6789 && echo "not bought before"',
+        '  leadctl dry-run --email ann@example.com --purchased-lookback 30 --underwriting-lookback off',
+        '  leadctl dry-run --file applicants.csv --out checked.csv',
+      ].join('\n'),
+    )
+    .action(bind(dryRun));
+};

@@ -1,0 +1,219 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { CommandContext } from './context.js';
+import type { Handler, Register } from './command.js';
+
+interface UploadOptions {
+  name?: string;
+  type?: string;
+  column?: string;
+  header?: boolean;
+  skipInvalid?: boolean;
+  validateOnly?: boolean;
+  rejects?: string;
+}
+
+interface LsOptions {
+  page?: number;
+  all?: boolean;
+}
+
+const TYPE_HELP =
+  'list type: ssn, ssn4, zip, phone, email, routing, employer, affiliate, or the service name ' +
+  '("Social Security Numbers", "Last Four of Social Security Numbers", "ZIP Codes", "Telephone Numbers", ' +
+  '"Email Addresses", "Bank Routing Numbers", "Employer Names", "Affiliates")';
+
+const listId = (value: string): number => {
+  if (!/^[1-9]\d*$/.test(value.trim())) throw new InvalidArgumentError('a list id is a positive whole number.');
+  return Number(value.trim());
+};
+
+const pageNumber = (value: string): number => {
+  if (!/^[1-9]\d*$/.test(value.trim())) throw new InvalidArgumentError('--page takes a page number from 1.');
+  return Number(value.trim());
+};
+
+/** create and update share everything but the list id. */
+function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
+  return async (ctx, args, opts) => {
+    const job = await import('../jobs/list-upload.js');
+    const { describeRead } = await import('../output/list-report.js');
+    const { InterruptedError } = await import('../errors.js');
+    const id = mode === 'update' ? (args[0] as number) : undefined;
+    const input = (mode === 'update' ? args[1] : args[0]) as string;
+
+    // Refuse a bad name or type before touching the file; update may take them from the list.
+    let nameInput = opts.name;
+    let typeInput = opts.type;
+    if (nameInput !== undefined) job.checkListName(nameInput);
+    if (typeInput !== undefined) job.checkListType(typeInput);
+    if (id !== undefined && (nameInput === undefined || typeInput === undefined)) {
+      const current = await (await ctx.api()).getList(id);
+      nameInput ??= current.name;
+      typeInput ??= current.type;
+      ctx.log.info(`List ${id} keeps its ${[opts.name === undefined ? `name "${current.name}"` : '', opts.type === undefined ? `type ${current.type}` : ''].filter(Boolean).join(' and ')}`);
+    }
+    const name = job.checkListName(nameInput);
+    const type = job.checkListType(typeInput);
+
+    const progress = ctx.progress();
+    const controller = new AbortController();
+    const release = ctx.io.onSignal((signal) => controller.abort(new InterruptedError(signal)));
+    let result;
+    try {
+      result = await job.runListUpload(
+        {
+          input,
+          name,
+          type,
+          listId: id,
+          column: opts.column,
+          header: opts.header,
+          skipInvalid: opts.skipInvalid === true,
+          validateOnly: opts.validateOnly === true,
+          rejectsPath: opts.rejects,
+        },
+        {
+          io: ctx.io,
+          api: () => ctx.api(),
+          signal: controller.signal,
+          onEvent: (event) => {
+            if (event.type === 'reading') {
+              ctx.log.info(describeRead({ file: event.file, format: event.format, column: event.column ?? null, header_row: event.headerRow ?? null }));
+            } else if (event.type === 'rows') {
+              progress.update(`Read ${event.rows.toLocaleString('en-US')} rows`);
+            } else {
+              progress.update(`Uploading ${event.items.toLocaleString('en-US')} values`);
+            }
+          },
+        },
+      );
+    } catch (err) {
+      progress.fail();
+      throw err;
+    } finally {
+      release();
+    }
+    progress.stop();
+    return report(ctx, result);
+  };
+}
+
+async function report(ctx: CommandContext, result: import('../jobs/list-upload.js').ListUploadResult): Promise<number> {
+  const { printProblems, SUMMARY_COLUMNS } = await import('../output/list-report.js');
+  const { ExitCode, InputError, ValidationError } = await import('../errors.js');
+  const s = result.summary;
+  const details = { summary: s, problems: result.problems, problem_count: result.problemCount };
+  const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+  switch (result.outcome) {
+    case 'invalid':
+      await printProblems(ctx.io.stderr, result, `${s.file}: ${plural(result.problemCount, 'invalid row')}:`);
+      throw new InputError(`${plural(result.problemCount, 'invalid row')}${s.validate_only ? '' : '; nothing was uploaded'}`, { file: s.file }, {
+        hint: 'fix the rows listed, or add --skip-invalid to upload only the valid values (--rejects FILE lists every problem)',
+        details,
+      });
+    case 'empty':
+      throw new InputError(
+        `no valid values to upload (${plural(s.rows_read, 'row')} read: ${s.blank.toLocaleString('en-US')} blank, ${s.rejected.toLocaleString('en-US')} rejected)`,
+        { file: s.file },
+        {
+          hint:
+            s.rows_read === s.blank
+              ? 'the file has no values (only blank rows, or a header alone)'
+              : `every value was invalid for the type ${s.type}: check --type${s.column === null ? '' : ' and --column'}`,
+          details,
+        },
+      );
+    case 'refused':
+      await printProblems(ctx.io.stderr, result, `The service refused the list (${result.serviceMessage ?? 'HTTP 422'}); rows of ${s.file}:`);
+      throw new ValidationError(`the service refused the list with ${plural(result.problemCount, 'problem')}; nothing was stored`, {}, {
+        hint: 'the rows above are numbered as in the input file',
+        details,
+      });
+    case 'validated':
+    case 'uploaded':
+      if (result.problemCount > 0) {
+        await printProblems(ctx.io.stderr, result, `${s.file}: ${plural(result.problemCount, 'invalid row')} skipped:`);
+      }
+      await ctx.output.record(s, SUMMARY_COLUMNS, { json: s });
+      if (result.outcome === 'uploaded') {
+        ctx.log.info(`Uploaded ${plural(s.uploaded, 'value')} to list ${s.list_id} ("${s.name}").`);
+      } else {
+        ctx.log.info(`Checked: ${plural(s.distinct, 'value')} would be uploaded; nothing was sent.`);
+      }
+      return result.problemCount > 0 ? ExitCode.REJECTED : ExitCode.OK;
+  }
+}
+
+const get: Handler = async (ctx, args) => {
+  const { LIST_COLUMNS, listJson } = await import('../output/list-report.js');
+  const list = await (await ctx.api()).getList(args[0] as number);
+  await ctx.output.record(list, LIST_COLUMNS, { json: listJson(list) });
+};
+
+const ls: Handler<LsOptions> = async (ctx, _args, opts) => {
+  const { UsageError } = await import('../errors.js');
+  if (opts.all && opts.page !== undefined) throw new UsageError('--page and --all cannot be used together');
+  const { LIST_COLUMNS, listJson } = await import('../output/list-report.js');
+  const api = await ctx.api();
+  if (opts.all) {
+    const lists = [];
+    for await (const list of api.allLists()) lists.push(list);
+    await ctx.output.list(lists, LIST_COLUMNS, { jsonRow: listJson, empty: 'No lists.' });
+    return;
+  }
+  const page = await api.listPage(opts.page ?? 1);
+  await ctx.output.list(page.data, LIST_COLUMNS, { jsonRow: listJson, empty: page.current_page > 1 ? `No lists on page ${page.current_page}.` : 'No lists.' });
+  if (page.last_page > 1 || page.current_page > page.last_page) {
+    const next = page.current_page < page.last_page ? `; --page ${page.current_page + 1} for the next, --all for every page` : '';
+    ctx.log.info(`Page ${page.current_page} of ${page.last_page} (${page.total} lists)${next}`);
+  }
+};
+
+function uploadOptions(cmd: Command, mode: 'create' | 'update'): Command {
+  const required = mode === 'create';
+  return cmd
+    .addOption(new Option('--name <name>', `list name, at most 255 characters${required ? '' : ' (default: keep the current name)'}`).makeOptionMandatory(required))
+    .addOption(new Option('--type <type>', TYPE_HELP + (required ? '' : ' (default: keep the current type)')).makeOptionMandatory(required))
+    .option('--column <name|number>', 'the column holding the values: a header name or a number from 1 (default: the only column, or the one whose header names the type)')
+    .option('--header', 'the first non-blank row is a header (default: detected)')
+    .option('--no-header', 'the file has no header row')
+    .option('--skip-invalid', 'upload the valid values even if some rows are invalid (exit code 4 when some were skipped)')
+    .option('--rejects <file>', 'write every problem to this CSV file (file, row, value, reason; SSNs masked)')
+    .option('--validate-only', 'read, normalise and check the file; send nothing');
+}
+
+export const register: Register = (program, bind) => {
+  const lists = program
+    .command('lists')
+    .description('suppression lists: upload from CSV, text or JSON with local validation; show and list them');
+
+  uploadOptions(
+    lists
+      .command('create')
+      .description('create a list from FILE (CSV, one value per line, JSON array; .gz; - for stdin)')
+      .argument('<file>', 'the file of values, or - for standard input'),
+    'create',
+  ).action(bind(uploadHandler('create')));
+
+  uploadOptions(
+    lists
+      .command('update')
+      .description("replace a list's values with those of FILE")
+      .argument('<id>', 'list id', listId)
+      .argument('<file>', 'the file of values, or - for standard input'),
+    'update',
+  ).action(bind(uploadHandler('update')));
+
+  lists
+    .command('get')
+    .description("show a list's metadata (its values are never returned by the service)")
+    .argument('<id>', 'list id', listId)
+    .action(bind(get));
+
+  lists
+    .command('ls')
+    .description('list the account\'s lists: id, name, type, archived, created, updated')
+    .option('--page <n>', 'page to show (default: 1)', pageNumber)
+    .option('--all', 'every page')
+    .action(bind(ls));
+};

@@ -1,0 +1,152 @@
+import { parse } from 'csv-parse';
+import { InputError, UsageError } from '../errors.js';
+import { DryRunRequestSchema, formatZodIssues, type DryRunRequest, type LookbackWindow } from '../schema/index.js';
+import type { IO } from '../cli/io.js';
+import { openInput } from './sources.js';
+
+export interface Lookbacks {
+  previously_purchased_lookback_window?: LookbackWindow;
+  underwriting_cost_lookback_window?: LookbackWindow;
+}
+
+/** `--purchased-lookback 30` or `off`: days, or false to switch the check off. */
+export function parseLookback(value: string | undefined, flag: string): LookbackWindow | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim().toLowerCase();
+  if (v === 'off' || v === 'false' || v === 'none') return false;
+  if (/^\d+$/.test(v) && Number.isSafeInteger(Number(v))) return Number(v);
+  throw new UsageError(`${flag} must be a whole number of days or "off", got "${value}"`);
+}
+
+export function lookbacksFrom(options: { purchasedLookback?: string; underwritingLookback?: string }): Lookbacks {
+  const out: Lookbacks = {};
+  const purchased = parseLookback(options.purchasedLookback, '--purchased-lookback');
+  const underwriting = parseLookback(options.underwritingLookback, '--underwriting-lookback');
+  if (purchased !== undefined) out.previously_purchased_lookback_window = purchased;
+  if (underwriting !== undefined) out.underwriting_cost_lookback_window = underwriting;
+  return out;
+}
+
+/** `123-45-6789`, `123 45 6789` and `123.45.6789` are all `123456789`. */
+export function normaliseSsn(value: string): string {
+  return value.trim().replace(/[\s.\-/]/g, '');
+}
+
+export type DryRunCheck = { ok: true; request: DryRunRequest } | { ok: false; problems: string[] };
+
+/**
+ * Builds the request from what a person or a CSV row gave, with the shared schema's rules and
+ * messages that name the field. Empty values count as absent.
+ */
+export function buildDryRunRequest(ssn: string | undefined, email: string | undefined, lookbacks: Lookbacks): DryRunCheck {
+  const problems: string[] = [];
+  const body: Record<string, unknown> = { ...lookbacks };
+  let ssnInvalid = false;
+  if (ssn !== undefined && ssn.trim() !== '') {
+    const digits = normaliseSsn(ssn);
+    if (/^\d{9}$/.test(digits)) body.social_security_number = digits;
+    else {
+      ssnInvalid = true;
+      problems.push('ssn: must be 9 digits (spaces, dashes and dots are ignored)');
+    }
+  }
+  if (email !== undefined && email.trim() !== '') body.email = email.trim();
+  if (!ssnInvalid && body.social_security_number === undefined && body.email === undefined) {
+    if (ssn === undefined && email === undefined) return { ok: false, problems: ['give an SSN or an email (or both)'] };
+    return { ok: false, problems: ['no ssn or email: at least one is needed'] };
+  }
+  // A bad SSN is already reported in its own words; a stand-in keeps the schema from also calling it missing.
+  const parsed = DryRunRequestSchema.safeParse(ssnInvalid ? { ...body, social_security_number: '000000000' } : body);
+  if (!parsed.success) {
+    for (const issue of formatZodIssues(parsed.error)) {
+      problems.push(`${issue.path === 'social_security_number' ? 'ssn' : issue.path}: ${issue.message}`);
+    }
+  }
+  return problems.length || !parsed.success ? { ok: false, problems } : { ok: true, request: parsed.data };
+}
+
+// ---------------------------------------------------------------- bulk file
+
+export interface DryRunFileRow {
+  /** Row as a spreadsheet numbers it (the header is row 1). */
+  row: number;
+  /** Every cell of the row, in the header's order. */
+  cells: string[];
+  check: DryRunCheck;
+}
+
+export interface DryRunFile {
+  name: string;
+  header: string[];
+  ssnColumn?: string;
+  emailColumn?: string;
+  rows: AsyncGenerator<DryRunFileRow>;
+}
+
+const SSN_HEADERS = ['ssn', 'social_security_number', 'social_security', 'socialsecuritynumber', 'ssn_number'];
+const EMAIL_HEADERS = ['email', 'email_address', 'e_mail', 'emailaddress'];
+
+function headerKey(h: string): string {
+  return h.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+}
+
+function findColumn(header: string[], wanted: string | undefined, candidates: string[], flag: string, file: string): number | undefined {
+  if (wanted !== undefined) {
+    const i = header.findIndex((h) => headerKey(h) === headerKey(wanted));
+    if (i < 0) throw new InputError(`has no column "${wanted}" (${flag}); its columns are: ${header.join(', ')}`, { file, row: 1 });
+    return i;
+  }
+  const i = header.findIndex((h) => candidates.includes(headerKey(h)));
+  return i < 0 ? undefined : i;
+}
+
+/**
+ * Opens a CSV with a header row and at least an SSN or an email column (found by name, or named
+ * with --ssn-column / --email-column), and yields each row with its request or its problems.
+ */
+export async function openDryRunFile(
+  path: string,
+  io: Pick<IO, 'stdin' | 'cwd'>,
+  options: { ssnColumn?: string; emailColumn?: string; lookbacks: Lookbacks },
+): Promise<DryRunFile> {
+  const input = await openInput(path, io);
+  const parser = input.stream.pipe(parse({ info: true, relax_column_count: true, skip_empty_lines: true, trim: false }));
+  const iterator = parser[Symbol.asyncIterator]() as AsyncIterator<{ record: string[]; info: { lines: number } }>;
+  const first = await nextRecord(iterator, input.name);
+  if (first === undefined) throw new InputError('is empty: expected a header row with an ssn and/or email column', { file: input.name });
+  const header = first.record.map((h) => h.trim());
+  const ssnIndex = findColumn(header, options.ssnColumn, SSN_HEADERS, '--ssn-column', input.name);
+  const emailIndex = findColumn(header, options.emailColumn, EMAIL_HEADERS, '--email-column', input.name);
+  if (ssnIndex === undefined && emailIndex === undefined) {
+    throw new InputError(`has no ssn or email column; its columns are: ${header.join(', ')}`, { file: input.name, row: 1 }, {
+      hint: 'name the columns with --ssn-column NAME and/or --email-column NAME',
+    });
+  }
+  async function* rows(): AsyncGenerator<DryRunFileRow> {
+    for (;;) {
+      const next = await nextRecord(iterator, input.name);
+      if (next === undefined) return;
+      const { record, info } = next;
+      const row = info.lines;
+      if (record.length !== header.length) {
+        yield { row, cells: record, check: { ok: false, problems: [`has ${record.length} fields, the header has ${header.length}`] } };
+        continue;
+      }
+      const ssn = ssnIndex === undefined ? undefined : record[ssnIndex];
+      const email = emailIndex === undefined ? undefined : record[emailIndex];
+      yield { row, cells: record, check: buildDryRunRequest(ssn ?? '', email ?? '', options.lookbacks) };
+    }
+  }
+  return { name: input.name, header, ssnColumn: ssnIndex === undefined ? undefined : header[ssnIndex], emailColumn: emailIndex === undefined ? undefined : header[emailIndex], rows: rows() };
+}
+
+async function nextRecord<T>(iterator: AsyncIterator<T>, file: string): Promise<T | undefined> {
+  try {
+    const next = await iterator.next();
+    return next.done ? undefined : next.value;
+  } catch (err) {
+    if (err instanceof InputError) throw err;
+    const e = err as { message?: string; lines?: number };
+    throw new InputError(`is not valid CSV: ${e.message ?? String(err)}`, { file, row: e.lines });
+  }
+}

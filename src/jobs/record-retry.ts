@@ -1,0 +1,40 @@
+import { AuthError, LeadctlError, ValidationError } from '../errors.js';
+import { sleep } from '../api/retry.js';
+
+export type Attempted<T> = { ok: true; value: T; attempts: number } | { ok: false; error: unknown; attempts: number };
+
+export interface RecordRetryOptions {
+  /** Further attempts after the first. */
+  retries: number;
+  baseDelayMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * A second line of retries, per record, on top of the API client's: the client already repeats
+ * transient failures, so this catches what is left (a lead not yet readable, a longer outage)
+ * before the record is reported as failed. A refused request (validation) is not repeated;
+ * authentication failures end the whole run.
+ */
+export async function attemptRecord<T>(fn: () => Promise<T>, options: RecordRetryOptions): Promise<Attempted<T>> {
+  const base = options.baseDelayMs ?? 500;
+  let attempts = 0;
+  for (;;) {
+    attempts++;
+    try {
+      return { ok: true, value: await fn(), attempts };
+    } catch (error) {
+      if (error instanceof AuthError) throw error;
+      // The service refusing the content answers the same way every time.
+      const final = error instanceof ValidationError;
+      if (final || options.signal?.aborted || attempts > options.retries) return { ok: false, error, attempts };
+      await sleep(base * 2 ** (attempts - 1), options.signal).catch(() => undefined);
+    }
+  }
+}
+
+/** One line, for a rejects listing: the message of a typed error, else the error's text. */
+export function reasonOf(error: unknown): string {
+  if (error instanceof LeadctlError) return error.message;
+  return error instanceof Error ? error.message : String(error);
+}

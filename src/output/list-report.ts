@@ -1,0 +1,84 @@
+/**
+ * How suppression lists and list uploads are shown: list metadata in every output format,
+ * the upload summary, and the problems of a list file (always on stderr, as a table).
+ */
+import type { OutputStream } from '../cli/io.js';
+import type { ListProblem } from '../jobs/list-rejects.js';
+import type { ListUploadResult, ListUploadSummary } from '../jobs/list-upload.js';
+import type { List } from '../schema/lists.js';
+import { Output, type Column } from './render.js';
+
+export const LIST_COLUMNS: Column<List>[] = [
+  { key: 'id', align: 'right' },
+  { key: 'name' },
+  { key: 'type' },
+  // A string, because CSV writers turn false into an empty cell; JSON gets a boolean from listJson.
+  { key: 'archived', value: (l) => String(isArchived(l)), format: (_v, l) => (isArchived(l) ? `yes (${l.deleted_at})` : 'no') },
+  { key: 'created_at', header: 'created' },
+  { key: 'updated_at', header: 'updated' },
+];
+
+function isArchived(list: List): boolean {
+  return list.deleted_at !== null && list.deleted_at !== undefined;
+}
+
+/** JSON form of a list: the columns plus the service's own `deleted_at`. */
+export function listJson(list: List): Record<string, unknown> {
+  return {
+    id: list.id,
+    name: list.name,
+    type: list.type,
+    archived: isArchived(list),
+    deleted_at: list.deleted_at ?? null,
+    created_at: list.created_at,
+    updated_at: list.updated_at,
+  };
+}
+
+const count = (v: unknown) => (typeof v === 'number' ? v.toLocaleString('en-US') : String(v ?? ''));
+
+export const SUMMARY_COLUMNS: Column<ListUploadSummary>[] = [
+  { key: 'list_id', header: 'List id', format: (v, s) => (v === null ? (s.validate_only ? '(validate only: nothing sent)' : '-') : String(v)) },
+  { key: 'name', header: 'Name' },
+  { key: 'type', header: 'Type' },
+  { key: 'file', header: 'File' },
+  { key: 'format', header: 'Read as' },
+  { key: 'column', header: 'Column', format: (v) => (v === null ? '-' : String(v)) },
+  { key: 'header_row', header: 'Header row', format: (v) => (v === null ? 'none' : String(v)) },
+  { key: 'rows_read', header: 'Rows read', format: count },
+  { key: 'blank', header: 'Blank', format: count },
+  { key: 'valid', header: 'Valid', format: count },
+  { key: 'normalised', header: 'Normalised', format: count },
+  { key: 'duplicates', header: 'Duplicates', format: count },
+  { key: 'rejected', header: 'Rejected', format: count },
+  { key: 'distinct', header: 'Distinct', format: count },
+  { key: 'uploaded', header: 'Uploaded', format: count },
+  { key: 'validate_only', header: 'Validate only', value: (s) => String(s.validate_only), format: (_v, s) => (s.validate_only ? 'yes' : 'no') },
+  { key: 'rejects_file', header: 'Rejects file', format: (v) => (v === null ? '-' : String(v)) },
+  { key: 'elapsed_seconds', header: 'Elapsed', format: (v) => `${Number(v).toFixed(2)} s` },
+];
+
+const PROBLEM_COLUMNS: Column<ListProblem>[] = [
+  { key: 'row', align: 'right', format: (v) => (v === undefined || v === null ? '-' : String(v)) },
+  { key: 'value' },
+  { key: 'reason' },
+];
+
+/** The first problems as a table on stderr, then how many more there are and where they are. */
+export async function printProblems(stderr: OutputStream, result: ListUploadResult, title: string): Promise<void> {
+  const out = new Output(stderr, { format: 'table', color: false });
+  await out.write(`${title}\n`);
+  await out.list(result.problems, PROBLEM_COLUMNS);
+  const more = result.problemCount - result.problems.length;
+  const where = result.summary.rejects_file
+    ? `every problem is in ${result.summary.rejects_file}`
+    : 'use --rejects FILE to write every problem to a CSV file';
+  await out.write(more > 0 ? `... and ${more.toLocaleString('en-US')} more (${result.problemCount.toLocaleString('en-US')} in all); ${where}\n` : result.summary.rejects_file ? `${where}\n` : '');
+}
+
+/** One line for people about what was read, e.g. "rows 2-1001 of data, header on row 1". */
+export function describeRead(summary: Pick<ListUploadSummary, 'file' | 'format' | 'column' | 'header_row'>): string {
+  const header = summary.header_row === null ? 'no header row' : `header on row ${summary.header_row}`;
+  const column = summary.column === null ? '' : `, column ${summary.column}`;
+  return `Reading ${summary.file} as ${summary.format === 'lines' ? 'one value per line' : summary.format === 'json' ? 'a JSON array' : 'CSV'}${column}, ${header}`;
+}

@@ -1,0 +1,211 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBinary } from '../helpers/binary.js';
+import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+
+const FIXTURES = fileURLToPath(new URL('../../fixtures/lists/', import.meta.url));
+const root = mkdtempSync(join(tmpdir(), 'leadctl-e2e-lists-'));
+
+let sandbox: TestSandbox;
+let env: Record<string, string>;
+
+const run = (args: string[], input?: string) => runBinary(args, { env, cwd: FIXTURES, input });
+const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
+/** Any unmasked SSN-like run of digits, with or without dashes. */
+const PLAIN_SSN = /\b\d{3}-?\d{2}-?\d{4}\b/;
+
+beforeAll(async () => {
+  sandbox = await startSandboxProcess();
+  env = {
+    LEADCTL_CONFIG_DIR: join(root, 'config'),
+    LEADCTL_BASE_URL: sandbox.baseUrl,
+    LEADCTL_CLIENT_ID: sandbox.clientId,
+    LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
+  };
+});
+
+afterAll(async () => {
+  await sandbox?.stop();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('lists create: the invalid-row policy', () => {
+  it('stops at invalid rows (exit 2): first problems on stderr, masked; nothing uploaded', async () => {
+    const before = await sandbox.stats();
+    const r = await run(['lists', 'create', '--name', 'Messy', '--type', 'ssn', 'ssn-messy.csv']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('ssn-messy.csv: 8 invalid rows:');
+    expect(r.stderr).toMatch(/│\s+11 │ \*\*\*-\*\*-3456 │ SSN area number 000 is never issued/);
+    expect(r.stderr).toMatch(/│\s+18 │ \*\*\*-\*\*-FGHI │/);
+    expect(r.stderr).toContain('Error: ssn-messy.csv: 8 invalid rows; nothing was uploaded');
+    expect(r.stderr).toContain('--skip-invalid');
+    expect(r.stderr).not.toMatch(PLAIN_SSN);
+    // Piped stdout gets the JSON error document, with the problems.
+    const doc = JSON.parse(r.stdout);
+    expect(doc.error).toMatchObject({ code: 'invalid_input', exit_code: 2, details: { problem_count: 8 } });
+    expect(doc.error.details.problems[0]).toEqual({ row: 11, value: '***-**-3456', reason: 'SSN area number 000 is never issued' });
+    const after = await sandbox.stats();
+    expect(after.lists).toBe(before.lists);
+  });
+
+  it('shows only the first twenty problems and says how many more', async () => {
+    const lines = ['SSN', ...Array.from({ length: 25 }, (_, i) => `000-00-${String(1000 + i)}`), '123-45-6789'];
+    const r = await run(['-o', 'table', 'lists', 'create', '--name', 'Many', '--type', 'ssn', '-'], lines.join('\n'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('... and 5 more (25 in all); use --rejects FILE to write every problem to a CSV file');
+    expect(r.stderr.match(/SSN area number 000/g)).toHaveLength(20);
+  });
+
+  it('uploads the valid rows with --skip-invalid (exit 4) and writes every problem to --rejects', async () => {
+    const rejects = join(root, 'ssn-rejects.csv');
+    const r = await run(['lists', 'create', '--name', 'Messy SSNs', '--type', 'ssn', '--skip-invalid', '--rejects', rejects, 'ssn-messy.csv']);
+    expect(r.code).toBe(4);
+    const summary = JSON.parse(r.stdout);
+    expect(summary).toMatchObject({
+      name: 'Messy SSNs',
+      type: 'Social Security Numbers',
+      file: 'ssn-messy.csv',
+      header_row: 1,
+      rows_read: 19,
+      blank: 1,
+      valid: 10,
+      normalised: 9,
+      duplicates: 3,
+      rejected: 8,
+      uploaded: 7,
+      rejects_file: rejects,
+    });
+    expect(summary.list_id).toBeGreaterThan(0);
+    expect(typeof summary.elapsed_seconds).toBe('number');
+    const csv = readFileSync(rejects, 'utf8').trimEnd().split('\n');
+    expect(csv[0]).toBe('file,row,value,reason');
+    expect(csv.slice(1).map((l) => l.split(',')[1])).toEqual(['11', '12', '13', '14', '15', '16', '17', '18']);
+    expect(csv.join('\n')).not.toMatch(PLAIN_SSN);
+
+    const got = await run(['lists', 'get', String(summary.list_id)]);
+    expect(got.code).toBe(0);
+    expect(JSON.parse(got.stdout)).toMatchObject({ id: summary.list_id, name: 'Messy SSNs', type: 'Social Security Numbers', archived: false, deleted_at: null });
+  });
+
+  it('--validate-only reads and reports but sends nothing', async () => {
+    // What two stats calls alone add to the request count (the stats call may count itself).
+    const s0 = await sandbox.stats();
+    const s1 = await sandbox.stats();
+    const r = await run(['lists', 'create', '--name', 'Check', '--type', 'phone', '--validate-only', '--skip-invalid', 'phones.csv']);
+    const s2 = await sandbox.stats();
+    expect(r.code).toBe(4);
+    expect(JSON.parse(r.stdout)).toMatchObject({ list_id: null, validate_only: true, valid: 5, distinct: 3, uploaded: 0 });
+    expect(s2.lists).toBe(s1.lists);
+    expect(s2.requests.total - s1.requests.total).toBe(s1.requests.total - s0.requests.total);
+  });
+
+  it('refuses an unknown type or a long name before reading the file (which need not exist)', async () => {
+    const badType = await run(['lists', 'create', '--name', 'x', '--type', 'ssns', 'does-not-exist.csv']);
+    expect(badType.code).toBe(2);
+    expect(badType.stderr).toContain('unknown list type "ssns"');
+    expect(badType.stderr).not.toContain('does-not-exist');
+    const longName = await run(['lists', 'create', '--name', 'n'.repeat(256), '--type', 'zip', 'does-not-exist.csv']);
+    expect(longName.code).toBe(2);
+    expect(longName.stderr).toContain('--name is 256 characters long; the service allows at most 255');
+  });
+
+  it('refuses a file with no valid value (exit 2)', async () => {
+    const r = await run(['lists', 'create', '--name', 'Nothing', '--type', 'email', '--skip-invalid', '-'], 'Email\nnot-an-email\n\n');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('stdin: no valid values to upload (2 rows read: 1 blank, 1 rejected)');
+  });
+
+  it('names a missing file', async () => {
+    const r = await run(['lists', 'create', '--name', 'x', '--type', 'zip', 'missing.csv']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('Error: missing.csv: no such file');
+  });
+});
+
+describe('lists create and update from every kind of input', () => {
+  it('headerless .gz, then update from stdin replaces the items', async () => {
+    const created = await run(['lists', 'create', '--name', 'Plain SSNs', '--type', 'Social Security Numbers', 'ssn-headerless.txt.gz']);
+    expect(created.code).toBe(0);
+    const summary = JSON.parse(created.stdout);
+    expect(summary).toMatchObject({ header_row: null, rows_read: 7, blank: 1, duplicates: 1, uploaded: 5 });
+    const before = await sandbox.stats();
+
+    const updated = await run(['lists', 'update', String(summary.list_id), '--name', 'Plain SSNs v2', '-'], 'ssn\n123-45-6789\n234-56-7890\n');
+    expect(updated.code).toBe(0);
+    expect(updated.stderr).toContain(`List ${summary.list_id} keeps its type Social Security Numbers`);
+    expect(JSON.parse(updated.stdout)).toMatchObject({ list_id: summary.list_id, file: 'stdin', uploaded: 2, type: 'Social Security Numbers' });
+    const after = await sandbox.stats();
+    expect(after.list_items).toBe(before.list_items - 5 + 2);
+    const got = JSON.parse((await run(['lists', 'get', String(summary.list_id)])).stdout);
+    expect(got.name).toBe('Plain SSNs v2');
+  });
+
+  it('a multi-column export: the ssn column is found by its header; table output for people', async () => {
+    const r = await run(['-o', 'table', 'lists', 'create', '--name', 'Customers', '--type', 'ssn', '--skip-invalid', 'customers-export.csv']);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('Reading customers-export.csv as CSV, column 4 (ssn), header on row 1');
+    expect(r.stdout).toMatch(/│ Uploaded\s+│ 3\s+│/);
+    expect(r.stdout).toMatch(/│ Rejected\s+│ 2\s+│/);
+    expect(r.stderr).toContain('has only 3 fields; column 4 ("ssn") is missing');
+  });
+
+  it.each([
+    ['ssn-last-four.csv', 'ssn4', 3],
+    ['zip-codes.csv', 'zip', 5],
+    ['emails.csv', 'email', 4],
+    ['routing-numbers.csv', 'routing', 5],
+    ['employers.csv', 'employer', 6],
+    ['affiliates.json', 'affiliate', 4],
+    ['phones-excel-unicode.txt', 'phone', 2],
+  ])('%s as %s uploads %i values', async (file, type, uploaded) => {
+    const r = await run(['lists', 'create', '--name', `fixture ${file}`, '--type', type, '--skip-invalid', file]);
+    expect([0, 4]).toContain(r.code);
+    expect(JSON.parse(r.stdout).uploaded).toBe(uploaded);
+  });
+
+  it('--column picks a column by number in a headerless file', async () => {
+    const r = await run(['lists', 'create', '--name', 'By number', '--type', 'zip', '--column', '2', '--no-header', '-'], '1,02134\n2,60614-1234\n');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ column: '2', header_row: null, uploaded: 2, normalised: 1 });
+  });
+
+  it('asks for --column when several columns could hold the values', async () => {
+    const r = await run(['lists', 'create', '--name', 'Phones', '--type', 'phone', '-'], 'home_phone,cell_phone\n3125550142,3125550143\n');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('several columns could hold the values (1: "home_phone", 2: "cell_phone"); choose one with --column');
+  });
+});
+
+describe('lists get', () => {
+  let id: number;
+  beforeAll(async () => {
+    const r = await run(['lists', 'create', '--name', 'Formats', '--type', 'zip', '-'], '90210\n');
+    id = JSON.parse(r.stdout).list_id;
+  });
+
+  it('in every output format', async () => {
+    const json = JSON.parse((await run(['-o', 'json', 'lists', 'get', String(id)])).stdout);
+    expect(Object.keys(json)).toEqual(['id', 'name', 'type', 'archived', 'deleted_at', 'created_at', 'updated_at']);
+    expect(json).toMatchObject({ id, name: 'Formats', type: 'ZIP Codes', archived: false });
+    const ndjson = (await run(['-o', 'ndjson', 'lists', 'get', String(id)])).stdout.trim().split('\n');
+    expect(ndjson).toHaveLength(1);
+    expect(JSON.parse(ndjson[0]!).id).toBe(id);
+    const csv = (await run(['-o', 'csv', 'lists', 'get', String(id)])).stdout.trim().split('\n');
+    expect(csv[0]).toBe('id,name,type,archived,created_at,updated_at');
+    expect(csv[1]).toMatch(new RegExp(`^${id},Formats,ZIP Codes,false,\\d{4}-`));
+    const table = (await run(['-o', 'table', 'lists', 'get', String(id)])).stdout;
+    expect(table).toMatch(/│ archived\s+│ no\s+│/);
+  });
+
+  it('a list that does not exist is exit 2; a bad id is a usage error', async () => {
+    const missing = await run(['lists', 'get', '999999']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('HTTP 404');
+    const bad = await run(['lists', 'get', 'abc']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('a list id is a positive whole number');
+  });
+});

@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { InputError } from '../../../src/errors.js';
+import { openInput } from '../../../src/ingest/sources.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'leadctl-sources-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function file(name: string, content: Buffer | string): string {
+  writeFileSync(join(dir, name), content);
+  return name;
+}
+
+function io(stdinChunks: Buffer[] = []) {
+  return { cwd: dir, stdin: Readable.from(stdinChunks) };
+}
+
+async function text(source: { stream: Readable }): Promise<string> {
+  let out = '';
+  for await (const chunk of source.stream) out += chunk as string;
+  return out;
+}
+
+async function failure(promise: Promise<unknown>): Promise<InputError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(InputError);
+    return err as InputError;
+  }
+  throw new Error('expected an InputError');
+}
+
+describe('openInput', () => {
+  it('reads a UTF-8 file relative to the working directory and names it as typed', async () => {
+    const source = await openInput(file('plain.txt', 'a\nb\n'), io());
+    expect(source.name).toBe('plain.txt');
+    expect(source.gzipped).toBe(false);
+    expect(await text(source)).toBe('a\nb\n');
+  });
+
+  it('strips a UTF-8 byte order mark', async () => {
+    const source = await openInput(file('bom.csv', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('SSN\r\n123\r\n')])), io());
+    expect(await text(source)).toBe('SSN\r\n123\r\n');
+  });
+
+  it('decompresses gzip by its content, whatever the name', async () => {
+    const source = await openInput(file('misnamed.txt', gzipSync('x,y\n1,2\n')), io());
+    expect(source.gzipped).toBe(true);
+    expect(await text(source)).toBe('x,y\n1,2\n');
+  });
+
+  it('decompresses a gzipped file with a BOM inside', async () => {
+    const source = await openInput(file('bom.csv.gz', gzipSync(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('é\n')]))), io());
+    expect(await text(source)).toBe('é\n');
+  });
+
+  it('reads standard input for "-", gzipped or not, and calls it stdin', async () => {
+    const plain = await openInput('-', io([Buffer.from('one\n'), Buffer.from('two\n')]));
+    expect(plain.name).toBe('stdin');
+    expect(await text(plain)).toBe('one\ntwo\n');
+    const zipped = await openInput('-', io([gzipSync('three\n')]));
+    expect(zipped.gzipped).toBe(true);
+    expect(await text(zipped)).toBe('three\n');
+  });
+
+  it('keeps a multi-byte character split across chunks intact', async () => {
+    const bytes = Buffer.from('Café Ñandú\n');
+    const cut = bytes.indexOf(0xc3) + 1; // inside the two bytes of "é"
+    const source = await openInput('-', io([bytes.subarray(0, cut), bytes.subarray(cut)]));
+    expect(await text(source)).toBe('Café Ñandú\n');
+  });
+
+  it('decodes UTF-16 little-endian with a BOM (spreadsheet "Unicode text")', async () => {
+    const source = await openInput(file('utf16.txt', Buffer.from('\ufeffzip\r\n02134\r\n', 'utf16le')), io());
+    expect(await text(source)).toBe('zip\r\n02134\r\n');
+  });
+
+  it('gives empty text for an empty file', async () => {
+    expect(await text(await openInput(file('empty.txt', ''), io()))).toBe('');
+  });
+
+  it('refuses a missing file before reading, naming it (exit 2)', async () => {
+    const err = await failure(openInput('nope.csv', io()));
+    expect(err.exitCode).toBe(2);
+    expect(err.message).toBe('nope.csv: no such file');
+  });
+
+  it('refuses a directory', async () => {
+    const err = await failure(openInput('.', io()));
+    expect(err.message).toContain('is a directory');
+  });
+
+  it('refuses bytes that are not UTF-8 instead of replacing them', async () => {
+    const source = await openInput(file('latin1.csv', Buffer.from('name\nCaf\xe9\n', 'latin1')), io());
+    const err = await failure(text(source));
+    expect(err.message).toMatch(/^latin1\.csv: is not UTF-8 text/);
+    expect(err.hint).toContain('UTF-8');
+  });
+
+  it('reports a truncated gzip file as an input error', async () => {
+    const whole = gzipSync('123456789\n'.repeat(1000));
+    const source = await openInput(file('cut.gz', whole.subarray(0, whole.length - 20)), io());
+    const err = await failure(text(source));
+    expect(err.message).toMatch(/^cut\.gz: is not a complete gzip file/);
+  });
+});
