@@ -1,4 +1,4 @@
-import type { ListType } from '../schema/lists.js';
+import type { ListType } from '../schema/list-types.js';
 import { digitsToNumber } from '../ingest/dedupe.js';
 import { DIGITS_OF, type ListValueKind } from '../ingest/list-normalise.js';
 

@@ -8,7 +8,8 @@ import { openListReader, type ListFileFormat } from '../ingest/list-reader.js';
 import { openInput } from '../ingest/sources.js';
 import { maskSsn } from '../output/mask.js';
 import { validateListItem } from '../schema/list-items.js';
-import { LIST_TYPES, MAX_LIST_NAME_LENGTH, resolveListType, type List, type ListType } from '../schema/lists.js';
+import { LIST_TYPES, MAX_LIST_NAME_LENGTH, resolveListType, type ListType } from '../schema/list-types.js';
+import type { List } from '../schema/lists.js';
 import { CollectedValues } from './list-body.js';
 import { ListRejectsWriter, type ListProblem } from './list-rejects.js';
 

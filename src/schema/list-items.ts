@@ -4,7 +4,7 @@
  * Values are expected already normalised (no delimiters): the service refuses
  * "123-45-6789" as badly formatted, and so do these.
  */
-import type { ListType } from './lists.js';
+import type { ListType } from './list-types.js';
 
 const ZERO = 48;
 const NINE = 57;

@@ -9,41 +9,11 @@ import {
   type FormattableIssue,
 } from './common.js';
 import { listRowMessage, validateListItem } from './list-items.js';
+import { LIST_TYPES, MAX_LIST_NAME_LENGTH, type ListType } from './list-types.js';
 
-/** The eight list types, spelled exactly as the service names them. */
-export const LIST_TYPES = [
-  'Affiliates',
-  'Bank Routing Numbers',
-  'Email Addresses',
-  'Employer Names',
-  'Telephone Numbers',
-  'Social Security Numbers',
-  'Last Four of Social Security Numbers',
-  'ZIP Codes',
-] as const;
+export { LIST_TYPES, LIST_TYPE_ALIASES, MAX_LIST_NAME_LENGTH, resolveListType, type ListType } from './list-types.js';
+
 export const ListTypeSchema = z.enum(LIST_TYPES, { error: requiredOr(`must be one of: ${LIST_TYPES.join(', ')}`) });
-export type ListType = z.infer<typeof ListTypeSchema>;
-
-/** Short names operators type on the command line. */
-export const LIST_TYPE_ALIASES: Readonly<Record<string, ListType>> = {
-  ssn: 'Social Security Numbers',
-  ssn4: 'Last Four of Social Security Numbers',
-  zip: 'ZIP Codes',
-  phone: 'Telephone Numbers',
-  email: 'Email Addresses',
-  routing: 'Bank Routing Numbers',
-  employer: 'Employer Names',
-  affiliate: 'Affiliates',
-};
-
-/** An alias or the exact service name, both case-insensitive; undefined when it is neither. */
-export function resolveListType(input: string): ListType | undefined {
-  const wanted = input.trim().toLowerCase();
-  if (Object.hasOwn(LIST_TYPE_ALIASES, wanted)) return LIST_TYPE_ALIASES[wanted];
-  return LIST_TYPES.find((type) => type.toLowerCase() === wanted);
-}
-
-export const MAX_LIST_NAME_LENGTH = 255;
 
 /** Body of Create List and Update List (update replaces every item). */
 export const ListWriteSchema = z
