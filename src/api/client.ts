@@ -50,6 +50,7 @@ import {
   isConnectPhaseError,
   isTransientNetworkError,
   networkErrorCode,
+  withoutSecret,
 } from './errors.js';
 import { DEFAULT_RETRY_POLICY, RETRYABLE_STATUSES, decideRetry, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
 import { TokenProvider, type CachedToken, type TokenCache, type TokenEvent } from './token.js';
@@ -472,13 +473,13 @@ export class ApiClient {
       form: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret },
       auth: 'none',
       repeat: 'safe',
-      mapError: (failure) => errorFromTokenResponse({ ...failure, clientId }),
+      mapError: (failure) => errorFromTokenResponse({ ...failure, body: withoutSecret(failure.body, secret), clientId }),
     });
     const parsed = TokenResponseSchema.safeParse(res.body);
     if (!parsed.success) {
       throw new ServiceError(`the token endpoint at ${this.baseUrl} answered without a usable access token`, res.status, {
         hint: 'check that the base URL points at the service (not a web page or proxy)',
-        details: { body: typeof res.body === 'string' ? res.body.slice(0, 200) : undefined },
+        details: { body: typeof res.body === 'string' ? (withoutSecret(res.body, secret) as string).slice(0, 200) : undefined },
       });
     }
     const expiresIn = Number(parsed.data.expires_in);

@@ -101,6 +101,11 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
         { hint: 'fix the fields named in the errors and run the command again', details: { ...details, errors: fieldErrors } },
       );
     }
+    case 413:
+      return new ValidationError(`the service refused ${what(r)} as too large (HTTP 413${said})`, {}, {
+        hint: 'send fewer records per request (split the input file into smaller ones), then run the command again',
+        details,
+      });
     case 429:
       return new RateLimitedError(`the service is still rate limiting ${what(r)}${attemptsNote(r)} (HTTP 429${said})${r.gaveUp ? `; ${r.gaveUp}` : ''}`, {
         hint: 'wait a minute and run the command again, or lower --concurrency; LEADCTL_RETRY_MAX_WAIT_MS allows a longer wait',
@@ -206,6 +211,23 @@ export function errorFromNetwork(f: NetworkFailure): NetworkError {
     `could not reach the service for ${f.method} ${f.path}: ${words}${code ? ` (${code})` : ''}${attemptsNote(f)}${f.gaveUp ? `; ${f.gaveUp}` : ''}`,
     { hint, details: { method: f.method, path: f.path, code, attempts: f.attempts }, cause: f.error },
   );
+}
+
+/**
+ * The body of an answer with every occurrence of `secret` replaced: a proxy or a misconfigured
+ * service may echo the token request back, and error messages quote answers.
+ */
+export function withoutSecret(body: unknown, secret: string): unknown {
+  if (secret === '' || body === undefined || body === null) return body;
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  if (!text.includes(secret)) return body;
+  const scrubbed = text.split(secret).join('[REDACTED]');
+  if (typeof body === 'string') return scrubbed;
+  try {
+    return JSON.parse(scrubbed) as unknown;
+  } catch {
+    return scrubbed;
+  }
 }
 
 /** The token endpoint's answer to bad credentials (OAuth 2.0 error form, RFC 6749 §5.2). */

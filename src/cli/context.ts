@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { ApiClient } from '../api/client.js';
 import type { CredentialFlags, ResolvedCredentials } from '../config/credentials.js';
 import { configDir } from '../config/paths.js';
@@ -112,12 +111,14 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
   };
 
   const makeClient = async (flags: Pick<CredentialFlags, 'clientId' | 'clientSecret'>): Promise<ApiClient> => {
-    const [{ createApiClient }, { retryPolicyFromEnv }, { formatApiEvent }, { redact }, credentials] = await Promise.all([
+    const [{ createApiClient }, { retryPolicyFromEnv }, { formatApiEvent }, { redact }, credentials, { packageVersion }] = await Promise.all([
       import('../api/client.js'),
       import('../api/retry.js'),
       import('../api/events.js'),
       import('../output/mask.js'),
       import('../config/credentials.js'),
+      // Already loaded: main is what runs the command.
+      import('./main.js'),
     ]);
     const profiles = await config.store();
     const resolved = credentials.resolveCredentials({ profile: globals.profile, baseUrl: globals.baseUrl, ...flags }, io.env, profiles.read());
@@ -138,7 +139,7 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
       tokenCache: explicit ? undefined : credentials.profileTokenCache(profiles, resolved),
       timeoutMs: globals.timeoutMs,
       retry,
-      userAgent: `leadctl/${version()} node/${process.versions.node}`,
+      userAgent: `leadctl/${packageVersion()} node/${process.versions.node}`,
       now: () => io.now().getTime(),
       onEvent: globals.verbose ? (event) => log.debug(redact(formatApiEvent(event), [secret])) : undefined,
     });
@@ -177,16 +178,4 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
       await Promise.allSettled(clients.map(async (c) => (await c).close()));
     },
   };
-}
-
-let cachedVersion: string | undefined;
-function version(): string {
-  if (cachedVersion === undefined) {
-    try {
-      cachedVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-    } catch {
-      cachedVersion = 'unknown';
-    }
-  }
-  return cachedVersion;
 }

@@ -1,22 +1,13 @@
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
+import type { SandboxOptions } from '../sandbox/options.js';
 import type { Handler, Register } from './command.js';
 
-interface StartOptions {
-  host: string;
-  port: number;
-  dataDir?: string;
-  memory?: boolean;
-  clientId?: string;
-  clientSecret?: string;
-  tokenTtl?: number;
-  offerTtl?: number;
-  failRate?: number;
-  rateLimit?: number;
-  latency?: number;
-  resetRate?: number;
-  randomSeed?: number;
-}
+/** The flags as commander gives them: the sandbox's options, with --latency named as on the command line. */
+type StartOptions = Required<Pick<SandboxOptions, 'host' | 'port'>> &
+  Pick<SandboxOptions, 'dataDir' | 'memory' | 'clientId' | 'clientSecret' | 'tokenTtl' | 'offerTtl' | 'failRate' | 'rateLimit' | 'resetRate' | 'randomSeed'> & {
+    latency?: number;
+  };
 
 const wholeNumber = (flag: string, min: number, max = Number.MAX_SAFE_INTEGER) => (value: string) => {
   const n = Number(value);
@@ -61,6 +52,16 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
     throw err;
   }
   const running = sandbox;
+  // Listen for signals before announcing readiness: a script may signal as soon as it reads the line.
+  const stopped = new Promise<void>((resolve) => {
+    const release = ctx.io.onSignal(() => {
+      release();
+      running.close().then(resolve, (err: unknown) => {
+        ctx.log.warn(`sandbox: error while closing: ${(err as Error).message}`);
+        resolve();
+      });
+    });
+  });
   if (ctx.globals.output === 'json' || ctx.globals.output === 'ndjson') {
     ctx.io.stdout.write(
       JSON.stringify({
@@ -81,15 +82,7 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
     ctx.io.stdout.write(lines.join('\n') + '\n');
     ctx.log.info(`Fault seed ${running.randomSeed}. Stop with Ctrl+C.`);
   }
-  await new Promise<void>((resolve) => {
-    const release = ctx.io.onSignal(() => {
-      release();
-      running.close().then(resolve, (err: unknown) => {
-        ctx.log.warn(`sandbox: error while closing: ${(err as Error).message}`);
-        resolve();
-      });
-    });
-  });
+  await stopped;
   return 0;
 };
 

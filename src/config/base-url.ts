@@ -26,21 +26,23 @@ export function normalizeBaseUrl(raw: string, origin: string): string {
       hint: `give a full address such as ${PRODUCTION_BASE_URL}`,
     });
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UsageError(`the base URL "${raw}" (from ${origin}) must start with https://`);
-  }
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw new UsageError(`the base URL "${raw}" (from ${origin}) must use https: plain http is allowed only for loopback addresses (127.0.0.1, localhost, ::1)`, {
-      hint: `use https://${url.host}${url.pathname === '/' ? '' : url.pathname}, or the URL a local sandbox prints`,
-    });
-  }
+  // Checked first, and the URL never echoed whole: its user info or query may hold a secret.
   if (url.username || url.password) {
     throw new UsageError(`the base URL (from ${origin}) must not contain a user name or password`, {
       hint: 'give the client id and secret with `leadctl auth login` or LEADCTL_CLIENT_ID / LEADCTL_CLIENT_SECRET',
     });
   }
+  const shown = url.protocol + '//' + url.host + url.pathname.replace(/\/$/, '');
   if (url.search || url.hash) {
-    throw new UsageError(`the base URL "${raw}" (from ${origin}) must not have a query or fragment`);
+    throw new UsageError(`the base URL "${shown}" (from ${origin}) must not have a query or fragment`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UsageError(`the base URL "${shown}" (from ${origin}) must start with https://`);
+  }
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new UsageError(`the base URL "${shown}" (from ${origin}) must use https: plain http is allowed only for loopback addresses (127.0.0.1, localhost, ::1)`, {
+      hint: `use https://${url.host}${url.pathname === '/' ? '' : url.pathname}, or the URL a local sandbox prints`,
+    });
   }
   return (url.origin + url.pathname).replace(/\/+$/, '');
 }

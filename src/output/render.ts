@@ -48,9 +48,11 @@ function rawValue<T>(column: Column<T>, row: T): unknown {
 
 function humanText<T>(column: Column<T>, row: T): string {
   const value = rawValue(column, row);
-  if (column.format) return column.format(value, row);
-  if (value === null || value === undefined) return '';
-  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  let text: string;
+  if (column.format) text = column.format(value, row);
+  else if (value === null || value === undefined) return '';
+  else text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  // Masking comes last, so that a column's own formatting can never show the number whole.
   if (column.mask === 'ssn') return maskSsn(text);
   if (column.mask === 'account') return maskAccount(text);
   return text;

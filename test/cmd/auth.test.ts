@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -81,6 +82,25 @@ describe('auth login', () => {
     const r = await run(['--base-url', sandbox.baseUrl, '-o', 'json', 'auth', 'login', '--client-id', sandbox.clientId, '--client-secret-file', secretFile], { dir });
     expect(r.code).toBe(0);
     expect(r.stderr).not.toContain('can be read by other users');
+  });
+
+  it('asks for the client id and, hidden, the secret on a terminal', async () => {
+    const dir = configDir();
+    const io = memoryIO({ env: { LEADCTL_CONFIG_DIR: dir } });
+    const stdin = new PassThrough();
+    io.stdin = Object.assign(stdin, { isTTY: true, setRawMode: () => stdin });
+    const asked = async (question: string) => {
+      while (!io.stderrText().includes(question)) await new Promise((r) => setImmediate(r));
+    };
+    const running = main(['--base-url', sandbox.baseUrl, '-o', 'json', 'auth', 'login'], io);
+    await asked('Client id: ');
+    stdin.write(sandbox.clientId + '\r');
+    await asked('Client secret (input hidden): ');
+    stdin.write(sandbox.clientSecret + '\r');
+    expect(await running).toBe(0);
+    expect(JSON.parse(io.stdoutText())).toMatchObject({ logged_in: true, client_id: sandbox.clientId });
+    expect(io.stderrText()).not.toContain(sandbox.clientSecret);
+    expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).profiles.default.client_secret).toBe(sandbox.clientSecret);
   });
 
   it('asks for the secret in the usage error when none is given off a terminal', async () => {

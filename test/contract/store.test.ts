@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runBinary } from '../helpers/binary.js';
+import { BIN, runBinary } from '../helpers/binary.js';
 import { startSandboxProcess } from '../helpers/sandbox.js';
 import { apiClient, getToken } from './support.js';
 
@@ -33,6 +34,27 @@ describe('the sandbox store', () => {
     } finally {
       await second.stop();
     }
+  });
+
+  it('defaults the store to $XDG_DATA_HOME/leadctl/sandbox', async () => {
+    const xdg = join(dir, 'xdg');
+    const child = spawn(process.execPath, [BIN, 'sandbox', 'start', '--port', '0', '--output', 'json'], {
+      env: { ...process.env, XDG_DATA_HOME: xdg },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        if (out.includes('\n')) resolve(out.split('\n')[0]!);
+      });
+      child.once('exit', () => reject(new Error('sandbox exited early')));
+    });
+    expect(JSON.parse(line).base_url).toMatch(/^http:\/\/127\.0\.0\.1:/);
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(existsSync(join(xdg, 'leadctl', 'sandbox', 'sandbox.sqlite'))).toBe(true);
   });
 
   it('--memory starts empty every time', async () => {

@@ -68,7 +68,9 @@ describe('leadctl systems ls when the service misbehaves', () => {
   it('retries through a 30% failure rate', async () => {
     const flaky = await startSandboxProcess(['--fail-rate', '0.3', '--random-seed', '7']);
     try {
-      const runs = await Promise.all(Array.from({ length: 8 }, () => runBinary(['--verbose', 'systems', 'ls'], { env: envFor(flaky) })));
+      // More attempts than the default, so that eight runs never fail by bad luck (0.3^12 each).
+      const env = { ...envFor(flaky), LEADCTL_RETRY_ATTEMPTS: '12' };
+      const runs = await Promise.all(Array.from({ length: 8 }, () => runBinary(['--verbose', 'systems', 'ls'], { env })));
       for (const r of runs) {
         expect(r.stderr).not.toContain('Error:');
         expect(r.code).toBe(0);
@@ -85,7 +87,9 @@ describe('leadctl systems ls when the service misbehaves', () => {
   it('waits out a rate limit (429 with Retry-After)', async () => {
     const limited = await startSandboxProcess(['--rate-limit', '1']);
     try {
-      const runs = await Promise.all(Array.from({ length: 6 }, () => runBinary(['systems', 'ls'], { env: envFor(limited) })));
+      // Six runs share one request a second: enough attempts for the last of them, whatever the order.
+      const env = { ...envFor(limited), LEADCTL_RETRY_ATTEMPTS: '12' };
+      const runs = await Promise.all(Array.from({ length: 6 }, () => runBinary(['systems', 'ls'], { env })));
       for (const r of runs) expect(r.code).toBe(0);
       expect((await limited.stats()).faults['429']).toBeGreaterThan(0);
     } finally {

@@ -142,7 +142,8 @@ export function openDatabase(dataDir: string | undefined): Db {
   if (dataDir === undefined) {
     db = new Database(':memory:');
   } else {
-    mkdirSync(dataDir, { recursive: true });
+    // The store holds the client secret, the signing key and applicants' SSNs: for this user only.
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     db = new Database(join(dataDir, DATABASE_FILE));
     db.pragma('journal_mode = WAL');
     // WAL + NORMAL stays consistent after a crash; the last transactions may be lost, which a sandbox can afford.

@@ -118,6 +118,28 @@ describe('ApiClient: tokens', () => {
     expect(svc.api()).toHaveLength(0);
   });
 
+  it('never quotes the secret when a token endpoint echoes the request back', async () => {
+    const echo = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      req.on('end', () => {
+        const status = req.url === '/bad/oauth/token' ? 400 : req.url === '/down/oauth/token' ? 500 : 200;
+        res.writeHead(status, { 'content-type': status === 400 ? 'application/json' : 'text/plain' }).end(status === 400 ? JSON.stringify({ received: body }) : `received ${body}`);
+      });
+    });
+    servers.push(echo);
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+    for (const prefix of ['/bad', '/down', '/html']) {
+      const { c } = client(origin + prefix, { retry: { maxAttempts: 1 } });
+      const error = (await c.authenticate().catch((e: unknown) => e)) as AuthError | ServiceError;
+      expect(error).toBeInstanceOf(prefix === '/bad' ? AuthError : ServiceError);
+      const shown = JSON.stringify({ message: error.message, hint: error.hint, json: error.toJSON() });
+      expect(shown).toContain('client_id=client-1');
+      expect(shown).not.toContain(SECRET);
+    }
+  });
+
   it('says what to do when there are no credentials, without sending anything', async () => {
     const svc = await service((_req, res) => json(res, 200, SYSTEMS));
     const { c } = client(svc.baseUrl, { clientId: undefined, clientSecret: undefined });
@@ -375,6 +397,17 @@ describe('ApiClient: requests and answers', () => {
     const forbidden = (await c.dictionary().catch((e: unknown) => e)) as AuthError;
     expect(forbidden).toBeInstanceOf(AuthError);
     expect(forbidden.message).toMatch(/403/);
+  });
+
+  it('maps 413 to a ValidationError (exit 2) that says to send less, without retrying', async () => {
+    const svc = await service((_req, res) => json(res, 413, { message: 'The request body is larger than the 50 MB limit.' }));
+    const { c } = client(svc.baseUrl);
+    const error = (await c.upsertCustomerBatch({ customers: [] } as never).catch((e: unknown) => e)) as ValidationError;
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error.exitCode).toBe(ExitCode.USAGE);
+    expect(error.message).toMatch(/too large \(HTTP 413: The request body is larger/);
+    expect(error.hint).toMatch(/fewer records per request/);
+    expect(svc.api()).toHaveLength(1);
   });
 
   it('shows an unknown error body as it is', async () => {

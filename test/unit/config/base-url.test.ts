@@ -24,6 +24,21 @@ describe('normalizeBaseUrl', () => {
     expect(() => normalizeBaseUrl('https://u:p@h', 'x')).toThrow(/user name or password/);
     expect(() => normalizeBaseUrl('https://h/?a=1', 'x')).toThrow(/query/);
   });
+  it('never repeats a password or query it refuses in the message', () => {
+    const messageOf = (raw: string) => {
+      try {
+        normalizeBaseUrl(raw, 'x');
+      } catch (error) {
+        return `${(error as UsageError).message} ${(error as UsageError).hint ?? ''}`;
+      }
+      throw new Error(`${raw} was accepted`);
+    };
+    for (const raw of ['http://ops:Pa55word@example.com', 'ftp://ops:Pa55word@h', 'http://example.com/?token=Pa55word', 'https://h/#Pa55word']) {
+      expect(messageOf(raw)).not.toContain('Pa55word');
+    }
+    expect(messageOf('http://ops:Pa55word@example.com')).toMatch(/user name or password/);
+    expect(messageOf('http://example.com/base?token=Pa55word')).toContain('"http://example.com/base"');
+  });
 });
 
 describe('isLoopbackHost', () => {

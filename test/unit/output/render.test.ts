@@ -61,6 +61,13 @@ describe('Output.list', () => {
     expect(text).not.toMatch(/\u001b\[/);
   });
 
+  it('table: masks a column even when it has its own format', async () => {
+    const c = capture('table');
+    await c.out.list(rows, [{ key: 'account', header: 'Account', value: () => '000123456789', format: (v) => `acct ${String(v)}`, mask: 'account' }]);
+    expect(c.text()).toContain('**** ********6789');
+    expect(c.text()).not.toContain('123456789');
+  });
+
   it('table: says so when there is nothing', async () => {
     const c = capture('table');
     await c.out.list([], columns, { empty: 'No rows.' });
