@@ -2,6 +2,9 @@ import { Option } from 'commander';
 import type { Handler, Register } from './command.js';
 import type { CommandContext } from './context.js';
 
+/** Unchecked rows named on stderr; the results hold every one. */
+const SHOWN_PROBLEMS = 20;
+
 interface DryRunOptions {
   ssn?: string;
   email?: string;
@@ -48,7 +51,7 @@ async function single(ctx: CommandContext, opts: DryRunOptions, lookbacks: impor
 }
 
 async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import('../ingest/dry-run-input.js').Lookbacks): Promise<number> {
-  const [{ openDryRunFile }, job, { parsePositiveInt }, { exportToFile }, { UsageError }] = await Promise.all([
+  const [{ openDryRunFile }, job, { parsePositiveInt, parseRetries }, { exportToFile }, { UsageError, formatLocation }] = await Promise.all([
     import('../ingest/dry-run-input.js'),
     import('../jobs/dry-run-bulk.js'),
     import('../ingest/date-flags.js'),
@@ -57,24 +60,36 @@ async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import(
   ]);
   if (opts.ssn !== undefined || opts.email !== undefined) throw new UsageError('--file checks the rows of a file: leave out --ssn and --email');
   const concurrency = parsePositiveInt(opts.concurrency, '--concurrency', 32);
-  if (!/^\d+$/.test(opts.retries) || Number(opts.retries) > 10) throw new UsageError(`--retries must be a whole number from 0 to 10, got "${opts.retries}"`);
+  const retries = parseRetries(opts.retries);
+  const { resolve } = await import('node:path');
+  if (opts.out !== undefined && opts.file !== '-' && resolve(ctx.io.cwd, opts.out) === resolve(ctx.io.cwd, opts.file!)) {
+    throw new UsageError(`--out ${opts.out} is the input file itself; write the results to another file`);
+  }
   const file = await openDryRunFile(opts.file!, ctx.io, { ssnColumn: opts.ssnColumn, emailColumn: opts.emailColumn, lookbacks });
   ctx.log.debug(`dry-run: ${file.name}: ssn column ${file.ssnColumn ?? '(none)'}, email column ${file.emailColumn ?? '(none)'}`);
   const api = await ctx.api();
   const progress = ctx.progress(`Checking ${file.name}…`);
-  const settings = { concurrency, retries: Number(opts.retries) };
+  const settings = { concurrency, retries };
   const started = ctx.io.now().getTime();
-  const onSummaryTick = (done: number) => progress.update(`Checked ${done} rows of ${file.name}`);
   let done = 0;
+  // Rows that were not checked are named on stderr (file and row), not only in the results.
+  const unchecked: import('../jobs/dry-run-bulk.js').DryRunRowResult[] = [];
+  let uncheckedCount = 0;
+  const onRow = (row: import('../jobs/dry-run-bulk.js').DryRunRowResult) => {
+    if (row.status === 'invalid' || row.status === 'error') {
+      uncheckedCount++;
+      if (unchecked.length < SHOWN_PROBLEMS) unchecked.push(row);
+    }
+    progress.update(`Checked ${++done} rows of ${file.name}`);
+  };
 
   let summary: import('../jobs/dry-run-bulk.js').DryRunBulkSummary;
   if (opts.out !== undefined) {
-    const { resolve } = await import('node:path');
     summary = await exportToFile(resolve(ctx.io.cwd, opts.out), async (out) => {
       const writer = job.dryRunCsvWriter(file.header, out);
       const s = await job.runDryRunBulk(api, file, settings, async (row) => {
         await writer.write(row);
-        onSummaryTick(++done);
+        onRow(row);
       });
       await writer.end();
       return s;
@@ -93,11 +108,13 @@ async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import(
     const writer = await ctx.output.stream(columns);
     summary = await job.runDryRunBulk(api, file, settings, async (row) => {
       await writer.write(row);
-      onSummaryTick(++done);
+      onRow(row);
     });
     await writer.end();
   }
   progress.stop();
+  for (const row of unchecked) ctx.log.warn(`${formatLocation({ file: file.name, row: row.row })}${row.reason}`);
+  if (uncheckedCount > unchecked.length) ctx.log.warn(`... and ${uncheckedCount - unchecked.length} more rows not checked (each has its reason in the results)`);
   const seconds = Math.round((ctx.io.now().getTime() - started) / 100) / 10;
   const document = { file: file.name, out: opts.out ?? null, ...summary, elapsed_seconds: seconds };
   const text = [

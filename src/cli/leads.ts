@@ -120,7 +120,7 @@ const ids: Handler<IdsOptions> = async (ctx, _args, opts) => {
 };
 
 const get: Handler<GetOptions> = async (ctx, args, opts) => {
-  const [{ resolveColumns, splitList }, { parsePositiveInt }, { mapOrdered }, { attemptRecord, reasonOf }, view, { MAP_ID_PATTERN }, { UsageError, RecordsRejectedError, NotFoundError }] =
+  const [{ resolveColumns, splitList }, { parsePositiveInt }, { mapOrdered }, { attemptRecord, reasonOf }, view, { MAP_ID_PATTERN }, { UsageError, ExitCode, NotFoundError }] =
     await Promise.all([
       import('../ingest/dictionary-columns.js'),
       import('../ingest/date-flags.js'),
@@ -182,14 +182,16 @@ const get: Handler<GetOptions> = async (ctx, args, opts) => {
   } else {
     await ctx.output.list(found, columns, { jsonRow: toJson });
   }
+  // The leads found are already on stdout: a thrown error would add a second JSON document there.
   for (const m of missing) ctx.log.warn(`lead ${m.lead_id}: ${m.reason}`);
   if (missing.length) {
-    throw new RecordsRejectedError(`${missing.length} of ${leadIds.length} leads could not be read`, { details: { missing } });
+    ctx.log.warn(`${missing.length} of ${leadIds.length} leads could not be read`);
+    return ExitCode.REJECTED;
   }
 };
 
 const exportLeadsCommand: Handler<ExportOptions> = async (ctx, _args, opts) => {
-  const [{ parseDateFlag, parseDateTimeFlag, parsePositiveInt }, { resolveColumns, splitList }, job, { MAX_LEAD_IDS_PER_PAGE }, errors, { resolve: resolvePath }] = await Promise.all([
+  const [{ parseDateFlag, parseDateTimeFlag, parsePositiveInt, parseRetries }, { resolveColumns, splitList }, job, { MAX_LEAD_IDS_PER_PAGE }, errors, { resolve: resolvePath }] = await Promise.all([
     import('../ingest/date-flags.js'),
     import('../ingest/dictionary-columns.js'),
     import('../jobs/leads-export.js'),
@@ -203,8 +205,7 @@ const exportLeadsCommand: Handler<ExportOptions> = async (ctx, _args, opts) => {
   const date = opts.date === undefined ? undefined : parseDateFlag(opts.date, ctx.io.now());
   const datetime = opts.datetime === undefined ? undefined : parseDateTimeFlag(opts.datetime);
   const concurrency = parsePositiveInt(opts.concurrency, '--concurrency', 32);
-  const retries = Number(opts.retries);
-  if (!/^\d+$/.test(opts.retries) || retries > 10) throw new errors.UsageError(`--retries must be a whole number from 0 to 10, got "${opts.retries}"`);
+  const retries = parseRetries(opts.retries);
   const perPage = opts.perPage === undefined ? undefined : parsePositiveInt(opts.perPage, '--per-page', MAX_LEAD_IDS_PER_PAGE);
 
   const api = await ctx.api();

@@ -44,3 +44,9 @@ export function parsePositiveInt(value: string, flag: string, max?: number): num
   if (max !== undefined && n > max) throw new UsageError(`${flag} must be at most ${max}, got ${n}`);
   return n;
 }
+
+/** `--retries`: further attempts per record, 0 to 10. */
+export function parseRetries(value: string, flag = '--retries'): number {
+  if (!/^\d+$/.test(value.trim()) || Number(value) > 10) throw new UsageError(`${flag} must be a whole number from 0 to 10, got "${value}"`);
+  return Number(value);
+}

@@ -2,6 +2,7 @@ import { parse } from 'csv-parse';
 import { InputError, UsageError } from '../errors.js';
 import { DryRunRequestSchema, formatZodIssues, type DryRunRequest, type LookbackWindow } from '../schema/index.js';
 import type { IO } from '../cli/io.js';
+import { normaliseSsn } from './list-normalise.js';
 import { openInput } from './sources.js';
 
 export interface Lookbacks {
@@ -25,11 +26,6 @@ export function lookbacksFrom(options: { purchasedLookback?: string; underwritin
   if (purchased !== undefined) out.previously_purchased_lookback_window = purchased;
   if (underwriting !== undefined) out.underwriting_cost_lookback_window = underwriting;
   return out;
-}
-
-/** `123-45-6789`, `123 45 6789` and `123.45.6789` are all `123456789`. */
-export function normaliseSsn(value: string): string {
-  return value.trim().replace(/[\s.\-/]/g, '');
 }
 
 export type DryRunCheck = { ok: true; request: DryRunRequest } | { ok: false; problems: string[] };

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { ApiClient } from '../api/client.js';
 import type { IO } from '../cli/io.js';
 import { UsageError, ValidationError } from '../errors.js';
@@ -6,7 +7,7 @@ import { isRowProblem } from '../ingest/list-cells.js';
 import { headerMatcher, LIST_VALUE_KINDS, normaliserFor, spreadsheetHint } from '../ingest/list-normalise.js';
 import { openListReader, type ListFileFormat } from '../ingest/list-reader.js';
 import { openInput } from '../ingest/sources.js';
-import { maskSsn } from '../output/mask.js';
+import { maskAllButLast, maskSsn } from '../output/mask.js';
 import { validateListItem } from '../schema/list-items.js';
 import { LIST_TYPES, MAX_LIST_NAME_LENGTH, resolveListType, type ListType } from '../schema/list-types.js';
 import type { List } from '../schema/lists.js';
@@ -122,6 +123,10 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
   const normalise = normaliserFor(type);
   const name = checkListName(options.name);
 
+  if (options.rejectsPath !== undefined && options.input !== '-' && resolve(deps.io.cwd, options.rejectsPath) === resolve(deps.io.cwd, options.input)) {
+    // Opening the rejects file would empty the input before it is read.
+    throw new UsageError(`--rejects ${options.rejectsPath} is the input file itself; name another file`);
+  }
   const source = await openInput(options.input, deps.io);
   const rejects = options.rejectsPath ? await ListRejectsWriter.open(options.rejectsPath, deps.io.cwd, source.name) : undefined;
   try {
@@ -137,7 +142,8 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
     const columnLabel = reader.column ? `${reader.column.index + 1}${reader.column.name ? ` (${reader.column.name})` : ''}` : null;
     deps.onEvent?.({ type: 'reading', file: source.name, format: reader.format, column: columnLabel ?? undefined, headerRow: reader.headerRow });
 
-    const masks = kind === 'ssn';
+    // A full SSN typed into a last-four list is personal data too.
+    const masks = kind === 'ssn' || kind === 'ssn4';
     const shown: ListProblem[] = [];
     let problemCount = 0;
     const display = (raw: string) => (masks ? maskSsn(raw) : raw);
@@ -171,7 +177,7 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
         const cell = cells[i]!;
         const row = batch.firstRow + i;
         if (isRowProblem(cell)) {
-          if ((wait = report(row, cell.raw, cell.problem))) await wait;
+          if ((wait = report(row, masks ? cell.raw : maskLongNumbers(cell.raw), cell.problem))) await wait;
           continue;
         }
         const value = normalise(cell);
@@ -260,6 +266,17 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
   } finally {
     await rejects?.close();
   }
+}
+
+const NUMBER_RUN = /\d(?:[\d .-]*\d)?/g;
+const LONG_NUMBER_DIGITS = 8;
+
+/**
+ * A whole row quoted in a report may hold an SSN or an account number in a column other than
+ * the list's: runs of eight or more digits show their last four only.
+ */
+export function maskLongNumbers(text: string): string {
+  return text.replace(NUMBER_RUN, (run) => (run.replace(/\D/g, '').length >= LONG_NUMBER_DIGITS ? maskAllButLast(run) : run));
 }
 
 function abortReason(signal: AbortSignal): Error {

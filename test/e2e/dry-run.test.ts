@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixturePath, readFixture, requestsTo, startEnv, type Env } from './leads-helpers.js';
+import { fixturePath, readFixture, requestsTo, startEnv, type Env } from './service-env.js';
 
 describe('dry-run (built binary against the sandbox)', () => {
   let env: Env;
@@ -82,6 +82,19 @@ describe('dry-run (built binary against the sandbox)', () => {
     ]);
     expect(rows[3]!.ssn).toBe('12-34-567');
     expect(rows[3]!.reason).toBe('invalid: ssn: must be 9 digits (spaces, dashes and dots are ignored)');
+    // Each row that was not checked is named on stderr with its file and row.
+    expect(r.stderr).toContain('applicants.csv, row 5: invalid: ssn: must be 9 digits');
+    expect(r.stderr).toContain('applicants.csv, row 9: invalid: has 4 fields, the header has 3');
+    expect(r.stderr.match(/applicants\.csv, row \d+: invalid/g)).toHaveLength(4);
+  });
+
+  it('refuses --out naming the input file, which would be replaced', async () => {
+    const input = readFileSync(fixturePath('dry-run', 'applicants.csv'), 'utf8');
+    writeFileSync(join(env.dir, 'mine.csv'), input);
+    const r = await env.run(['dry-run', '--file', 'mine.csv', '--out', './mine.csv']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--out ./mine.csv is the input file itself');
+    expect(readFileSync(join(env.dir, 'mine.csv'), 'utf8')).toBe(input);
   });
 
   it('reads a file from stdin with named columns and prints results in the chosen format', async () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFixture, requestsTo, sandboxDay, startEnv, variantLead, type Env } from './leads-helpers.js';
+import { readFixture, requestsTo, sandboxDay, startEnv, variantLead, type Env } from './service-env.js';
 
 const LEADS = 230;
 
@@ -123,6 +123,12 @@ describe('leads dictionary | ids | get | export (built binary against the sandbo
     expect(some.code).toBe(4);
     expect(some.stdout.trim().split('\n')).toHaveLength(1);
     expect(some.stderr).toContain('lead 999999: not found');
+
+    // JSON stays one document: the leads found, with the missing one named on stderr only.
+    const someJson = await env.run(['leads', 'get', String(allIds[1]), '999999', '--columns', 'email', '-o', 'json']);
+    expect(someJson.code).toBe(4);
+    expect(JSON.parse(someJson.stdout)).toEqual([{ lead_id: allIds[1], email: emailById.get(allIds[1]!) }]);
+    expect(someJson.stderr).toContain('1 of 2 leads could not be read');
 
     const none = await env.run(['leads', 'get', '999999']);
     expect(none.code).toBe(2);

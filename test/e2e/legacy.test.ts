@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixturePath, readFixture, requestsTo, startEnv, type Env } from './leads-helpers.js';
+import { fixturePath, readFixture, requestsTo, startEnv, type Env } from './service-env.js';
 
 interface Offer {
   id: number;
@@ -89,11 +89,15 @@ describe('legacy post | accept-offer (built binary against the sandbox)', () => 
   });
 
   it('gives scripts the offers with absolute expiries', async () => {
+    const before = Date.now();
     const { offers } = await pendingLead(1);
+    const after = Date.now();
     for (const o of offers) {
       expect(o.expires_in).toBe(900);
+      // Received between before and after; the expiry is given to the whole second.
       const at = Date.parse(o.expires_at);
-      expect(Math.abs(at - (Date.now() + 900_000))).toBeLessThan(120_000);
+      expect(at).toBeGreaterThanOrEqual(before - 1000 + 900_000);
+      expect(at).toBeLessThanOrEqual(after + 900_000);
       expect(o.price).toBeLessThan(40);
     }
   });
@@ -155,6 +159,7 @@ describe('legacy post | accept-offer (built binary against the sandbox)', () => 
     const lead = { ...readFixture('legacy', 'accepted.json'), source_url: 'https://apply.example-lender.com/start?' + 'utm_content=banner-a&'.repeat(14), email: 'stamp.test@example.com' };
     const before = Date.now();
     const r = await env.run(['legacy', 'post', '-', '--api-key', env.directKey, '--stamp', '-o', 'json'], { input: JSON.stringify(lead) });
+    const after = Date.now();
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/Warning: stdin: source_url was \d+ characters \(over 255\): query parameters dropped/);
     const leadId = JSON.parse(r.stdout).lead_id as number;
@@ -162,9 +167,10 @@ describe('legacy post | accept-offer (built binary against the sandbox)', () => 
     const values = JSON.parse(stored.stdout);
     expect(values.source_url).toBe('https://apply.example-lender.com/start');
     expect(values.time_stamp).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
-    // UTC-06:00: the stamp read as -06:00 is the moment of the post.
+    // UTC-06:00: the stamp read as -06:00 is the moment of the post, to the whole second.
     const stampedAt = Date.parse(values.time_stamp.replace(' ', 'T') + '-06:00');
-    expect(Math.abs(stampedAt - before)).toBeLessThan(60_000);
+    expect(stampedAt).toBeGreaterThanOrEqual(before - 1000);
+    expect(stampedAt).toBeLessThanOrEqual(after);
   });
 });
 

@@ -1,25 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBinary } from '../helpers/binary.js';
-import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+import { startEnv, type Env } from './service-env.js';
 
 // The sandbox pages lists by 250 (the contract's sample): 263 lists make two pages.
 const LISTS = 263;
-const root = mkdtempSync(join(tmpdir(), 'leadctl-e2e-lists-pages-'));
-let sandbox: TestSandbox;
-let env: Record<string, string>;
-const run = (args: string[]) => runBinary(args, { env });
+let env: Env;
+const run = (args: string[]) => env.run(args);
 
 beforeAll(async () => {
-  sandbox = await startSandboxProcess();
-  env = {
-    LEADCTL_CONFIG_DIR: join(root, 'config'),
-    LEADCTL_BASE_URL: sandbox.baseUrl,
-    LEADCTL_CLIENT_ID: sandbox.clientId,
-    LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
-  };
+  env = await startEnv();
+  const sandbox = env.sandbox;
   // Set up through the API directly: this file is about reading pages, not uploading.
   const token = await fetch(`${sandbox.baseUrl}/oauth/token`, {
     method: 'POST',
@@ -37,8 +26,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await sandbox?.stop();
-  rmSync(root, { recursive: true, force: true });
+  await env?.stop();
 });
 
 describe('lists ls', () => {

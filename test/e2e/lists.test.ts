@@ -1,35 +1,29 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBinary } from '../helpers/binary.js';
-import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+import { startEnv, type Env } from './service-env.js';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/lists/', import.meta.url));
-const root = mkdtempSync(join(tmpdir(), 'leadctl-e2e-lists-'));
 
-let sandbox: TestSandbox;
-let env: Record<string, string>;
+let env: Env;
+/** Files written by the runs (rejects) go to env.dir; the runs read the fixtures from their folder. */
+let root: string;
+let sandbox: Env['sandbox'];
 
-const run = (args: string[], input?: string) => runBinary(args, { env, cwd: FIXTURES, input });
+const run = (args: string[], input?: string) => env.run(args, { input, cwd: FIXTURES });
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
 /** Any unmasked SSN-like run of digits, with or without dashes. */
 const PLAIN_SSN = /\b\d{3}-?\d{2}-?\d{4}\b/;
 
 beforeAll(async () => {
-  sandbox = await startSandboxProcess();
-  env = {
-    LEADCTL_CONFIG_DIR: join(root, 'config'),
-    LEADCTL_BASE_URL: sandbox.baseUrl,
-    LEADCTL_CLIENT_ID: sandbox.clientId,
-    LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
-  };
+  env = await startEnv();
+  sandbox = env.sandbox;
+  root = env.dir;
 });
 
 afterAll(async () => {
-  await sandbox?.stop();
-  rmSync(root, { recursive: true, force: true });
+  await env?.stop();
 });
 
 describe('lists create: the invalid-row policy', () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { BodySource, JsonBody } from '../../../src/api/client.js';
 import { UsageError, ValidationError } from '../../../src/errors.js';
 import { CollectedValues } from '../../../src/jobs/list-body.js';
-import { checkListName, checkListType, runListUpload, serviceProblems, type ListUploadOptions } from '../../../src/jobs/list-upload.js';
+import { checkListName, checkListType, maskLongNumbers, runListUpload, serviceProblems, type ListUploadOptions } from '../../../src/jobs/list-upload.js';
 import type { List, ListType, ListWrite } from '../../../src/schema/lists.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../fixtures/lists/', import.meta.url));
@@ -173,7 +173,31 @@ describe('rejects file', () => {
   });
 });
 
+describe('personal numbers in reports', () => {
+  it('masks SSNs and account numbers in other columns of a quoted row, whatever the list type', async () => {
+    const csv = 'email,ssn,account\na@example.com,123-45-6789,000123456789\nb@example.com,234-56-7890,004417712345,extra\n';
+    const result = await run({ input: '-', type: 'Email Addresses', column: 'email', skipInvalid: true, validateOnly: true }, fakeApi(), csv);
+    expect(result.problems).toEqual([{ row: 3, value: 'b@example.com,***-**-7890,********2345,extra', reason: expect.stringMatching(/^has 4 fields but the file has 3 columns/) }]);
+  });
+
+  it('masks a full SSN typed into a last-four list', async () => {
+    const result = await run({ input: '-', type: 'Last Four of Social Security Numbers', skipInvalid: true, validateOnly: true }, fakeApi(), '6789\n123-45-6789\n');
+    expect(result.problems.map((p) => p.value)).toEqual(['***-**-6789']);
+  });
+
+  it('leaves runs of fewer than eight digits (ids, ZIPs, phone parts) as they are', () => {
+    expect(maskLongNumbers('C-1007,02134,(312) 555-0142,12345678,2024-01-05')).toBe('C-1007,02134,(312) 555-0142,****5678,****-01-05');
+  });
+});
+
 describe('refusals', () => {
+  it('refuses a rejects file that is the input itself, before touching it', async () => {
+    const input = join(out, 'same.txt');
+    writeFileSync(input, '123-45-6789\n');
+    await expect(run({ input, type: 'Social Security Numbers', rejectsPath: input })).rejects.toThrow(/--rejects .* is the input file itself/);
+    expect(readFileSync(input, 'utf8')).toBe('123-45-6789\n');
+  });
+
   it('refuses --column for a JSON array', async () => {
     await expect(run({ input: 'affiliates.json', type: 'Affiliates', column: '2' })).rejects.toThrow(/--column does not apply to affiliates.json/);
   });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseLegacyInput } from '../../src/ingest/legacy-input.js';
+import { parseLegacyInput } from '../../../src/ingest/legacy-input.js';
 import {
   checkLegacyLeads,
   formatLeadProblem,
@@ -10,10 +10,10 @@ import {
   legacyExitCode,
   outcomeOf,
   validateLegacyLead,
-} from '../../src/jobs/legacy-post.js';
-import { legacyResultRecord, legacyResultText } from '../../src/output/legacy-result.js';
+} from '../../../src/jobs/legacy-post.js';
+import { legacyResultRecord, legacyResultText } from '../../../src/output/legacy-result.js';
 
-const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/legacy');
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../../fixtures/legacy');
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
 const now = new Date('2026-03-10T15:00:00Z');
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { streamLeadIds, type LeadIdsProgress } from '../../src/jobs/lead-ids.js';
-import type { LeadIdsParams } from '../../src/api/client.js';
+import { streamLeadIds, type LeadIdsProgress } from '../../../src/jobs/lead-ids.js';
+import type { LeadIdsParams } from '../../../src/api/client.js';
 
 /** A fake service holding ids 1..total, whose cursor is the next offset. */
 function fakeService(total: number) {

@@ -1,11 +1,11 @@
 import { PassThrough } from 'node:stream';
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { exportLeads, exportToFile } from '../../src/jobs/leads-export.js';
-import { AuthError, NotFoundError, ServiceError } from '../../src/errors.js';
-import type { DictionaryEntry } from '../../src/ingest/dictionary-columns.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { exportLeads, exportToFile } from '../../../src/jobs/leads-export.js';
+import { AuthError, NotFoundError, ServiceError } from '../../../src/errors.js';
+import type { DictionaryEntry } from '../../../src/ingest/dictionary-columns.js';
 
 const columns: DictionaryEntry[] = [
   { id: 'm1', category: 'Lead', subcategory: 'Internal', name: 'Lead ID', column: 'lead_id', type: 'Number' },
@@ -82,6 +82,7 @@ describe('exportLeads', () => {
 describe('exportToFile', () => {
   it('renames the .partial file when complete, and removes it on failure', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'export-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'out.csv');
     await exportToFile(path, async (out) => {
       out.write('a,b\n');

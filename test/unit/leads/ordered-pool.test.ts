@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapOrdered } from '../../src/jobs/ordered-pool.js';
+import { mapOrdered } from '../../../src/jobs/ordered-pool.js';
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,15 +1,20 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { dictionaryCachePath, loadDictionary } from '../../src/config/dictionary-cache.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dictionaryCachePath, loadDictionary } from '../../../src/config/dictionary-cache.js';
 
 describe('dictionary cache', () => {
   const t0 = new Date('2024-01-05T10:00:00Z');
   const later = (hours: number) => new Date(t0.getTime() + hours * 3600_000);
 
+  const roots: string[] = [];
+  afterAll(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
+
   function setup() {
-    const dir = join(mkdtempSync(join(tmpdir(), 'dict-cache-')), 'cache');
+    const root = mkdtempSync(join(tmpdir(), 'dict-cache-'));
+    roots.push(root);
+    const dir = join(root, 'cache');
     let calls = 0;
     const fetch = async () => {
       calls++;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDateFlag, parseDateTimeFlag, parsePositiveInt } from '../../src/ingest/date-flags.js';
+import { parseDateFlag, parseDateTimeFlag, parsePositiveInt, parseRetries } from '../../../src/ingest/date-flags.js';
 
 describe('parseDateFlag', () => {
   const now = new Date('2024-03-01T02:00:00Z');
@@ -36,5 +36,15 @@ describe('parsePositiveInt', () => {
     expect(() => parsePositiveInt('0', '--limit')).toThrow(/--limit must be a whole number of at least 1/);
     expect(() => parsePositiveInt('2.5', '--limit')).toThrow(/whole number/);
     expect(() => parsePositiveInt('1001', '--per-page', 1000)).toThrow(/at most 1000/);
+  });
+});
+
+describe('parseRetries', () => {
+  it('accepts 0 to 10 further attempts', () => {
+    expect(parseRetries('0')).toBe(0);
+    expect(parseRetries('10')).toBe(10);
+    expect(() => parseRetries('11')).toThrow(/--retries must be a whole number from 0 to 10, got "11"/);
+    expect(() => parseRetries('-1')).toThrow(/from 0 to 10/);
+    expect(() => parseRetries('two')).toThrow(/from 0 to 10/);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,7 @@ export interface Env {
   /** Key of the campaign without price reject, and of the one with it. */
   directKey: string;
   priceRejectKey: string;
+  /** Temporary folder for files the runs write; the runs' working directory unless told otherwise. */
   dir: string;
   run(args: string[], options?: { input?: string; env?: Record<string, string>; cwd?: string }): Promise<RunResult>;
   /** POST /api/legacy directly (to make leads quickly). */
@@ -23,7 +24,10 @@ export interface Env {
   stop(): Promise<void>;
 }
 
-/** A sandbox on an ephemeral loopback port, and the binary pointed at it through the environment only. */
+/**
+ * A sandbox on an ephemeral loopback port, and the binary pointed at it through the environment
+ * only; `dir` is a temporary folder (the default working directory), removed by stop().
+ */
 export async function startEnv(extraArgs: string[] = []): Promise<Env> {
   const sandbox = await startSandboxProcess(extraArgs);
   const dir = mkdtempSync(join(tmpdir(), 'leadctl-e2e-leads-'));
@@ -57,7 +61,10 @@ export async function startEnv(extraArgs: string[] = []): Promise<Env> {
       });
       if (!res.ok) throw new Error(`clock: HTTP ${res.status}`);
     },
-    stop: () => sandbox.stop(),
+    async stop() {
+      await sandbox.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -72,10 +79,6 @@ export function variantLead(n: number, apiKey: string): Record<string, unknown> 
     email: `applicant${n}@example.com`,
     lead_reference_id: `ref-${n}`,
   };
-}
-
-export function todayUtc(): string {
-  return new Date().toISOString().slice(0, 10);
 }
 
 /** Requests that reached the sandbox on routes whose key (`METHOD /path`) contains `fragment`. */

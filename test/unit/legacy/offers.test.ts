@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatExpiresIn, formatPrice, offerRecords, offerRows } from '../../src/output/offers.js';
+import { formatExpiresIn, formatPrice, offerRecords, offerRows } from '../../../src/output/offers.js';
 
 describe('formatExpiresIn', () => {
   it('counts down in the largest sensible units', () => {

@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
-import { InputError } from '../../src/errors.js';
-import { parseLegacyInput, readLegacyInput } from '../../src/ingest/legacy-input.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { InputError } from '../../../src/errors.js';
+import { parseLegacyInput, readLegacyInput } from '../../../src/ingest/legacy-input.js';
 
 describe('parseLegacyInput', () => {
   it('reads one JSON object as one lead', () => {
@@ -62,6 +62,7 @@ describe('readLegacyInput', () => {
 
   it('reads a file relative to the working directory and reports a missing one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'legacy-input-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, 'one.json'), JSON.stringify({ first_name: 'Bo' }));
     const r = await readLegacyInput('one.json', { stdin: Readable.from([]), cwd: dir });
     expect(r.leads[0]!.data).toEqual({ first_name: 'Bo' });
