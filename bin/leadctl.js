@@ -1,7 +1,16 @@
 #!/usr/bin/env node
-import { main } from '../dist/cli/main.js';
+const args = process.argv.slice(2);
 
-const code = await main(process.argv.slice(2));
-process.exitCode = code;
-// A forgotten socket or timer must never keep a cron job hanging after its work is done.
-setTimeout(() => process.exit(code), 1500).unref();
+// `leadctl --version` is what scripts and health checks call most: answer it without
+// loading the CLI (commander and the command tree cost more than Node's own start-up).
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  const { readFileSync } = await import('node:fs');
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  process.stdout.write(pkg.version + '\n');
+} else {
+  const { main } = await import('../dist/cli/main.js');
+  const code = await main(args);
+  process.exitCode = code;
+  // A forgotten socket or timer must never keep a cron job hanging after its work is done.
+  setTimeout(() => process.exit(code), 1500).unref();
+}
