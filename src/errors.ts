@@ -10,6 +10,8 @@ export const ExitCode = {
   REJECTED: 4,
   SERVICE: 5,
   PENDING: 6,
+  /** Another run holds the lock (an overlapping cron run of the same push). */
+  LOCKED: 7,
   SIGINT: 130,
   SIGTERM: 143,
 } as const;
@@ -135,6 +137,13 @@ export class NetworkError extends LeadctlError {
 export class RecordsRejectedError extends LeadctlError {
   constructor(message: string, options?: ErrorOptions) {
     super('rejected', ExitCode.REJECTED, message, options);
+  }
+}
+
+/** Another process holds the lock this run needs (exit 7). */
+export class LockedError extends LeadctlError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('locked', ExitCode.LOCKED, message, options);
   }
 }
 

@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import type { Handler, Register } from './command.js';
+
+interface DemoOptions {
+  keep?: boolean;
+}
+
+/** Whether the program has this subcommand path (names or aliases). */
+function hasCommand(root: Command, path: string[]): boolean {
+  let cmd: Command | undefined = root;
+  for (const name of path) {
+    cmd = cmd?.commands.find((c) => c.name() === name || c.aliases().includes(name));
+    if (!cmd) return false;
+  }
+  return true;
+}
+
+const demo: Handler<DemoOptions> = async (ctx, _args, opts, cmd) => {
+  const [{ runDemo }, { main }, { ExitCode }] = await Promise.all([import('../jobs/demo.js'), import('./main.js'), import('../errors.js')]);
+  let root: Command = cmd;
+  while (root.parent) root = root.parent;
+  // With --output json, stdout carries one summary document; the show goes to stderr.
+  const json = ctx.globals.outputExplicit && (ctx.globals.output === 'json' || ctx.globals.output === 'ndjson');
+  const narrate = json ? ctx.io.stderr : ctx.io.stdout;
+  const { report, interrupted } = await runDemo({
+    io: ctx.io,
+    runCommand: main,
+    hasCommand: (path) => hasCommand(root, path),
+    keep: opts.keep === true,
+    narrate,
+    color: ctx.globals.color && narrate.isTTY === true,
+  });
+  if (json) await ctx.output.write(JSON.stringify(report, null, ctx.globals.output === 'json' ? 2 : undefined) + '\n');
+  if (interrupted && !opts.keep) return interrupted === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM;
+  return report.ok ? ExitCode.OK : ExitCode.UNEXPECTED;
+};
+
+export const register: Register = (program, bind) => {
+  program
+    .command('demo')
+    .description('show the whole tool at work against a throwaway local sandbox (about 10 seconds; your profiles are never touched)')
+    .option('--keep', 'leave the sandbox running afterwards and print how to point other commands at it (Ctrl-C stops it)')
+    .addHelpText(
+      'after',
+      '\nSteps: log in; upload an SSN suppression list from a messy CSV; push an LMS export with its mapping;\n' +
+        'post three legacy leads (accepted, rejected by the list, pending with offers) and accept an offer;\n' +
+        'dry runs that pass and fail; lead ids and a CSV export; management systems.\n' +
+        'Rejects and export files are kept in a temporary folder, printed at the end.\n' +
+        'Exit codes: 0 every step ended as intended; 1 a step did not; 130/143 interrupted.',
+    )
+    .action(bind(demo));
+};

@@ -1,0 +1,51 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse } from 'csv-parse';
+import { InputError, UsageError } from '../errors.js';
+import { resolveZone } from '../ingest/mapping-datetime.js';
+import { starterMapping, type SampledFile } from '../ingest/mapping-init.js';
+import { openInput } from '../ingest/sources.js';
+import type { CommandContext } from './context.js';
+
+/** `mapping init`: sample each file's header and first rows, then print or write the starter mapping. */
+export async function runMappingInit(
+  ctx: CommandContext,
+  files: string[],
+  opts: { out?: string; force?: boolean; timeZone?: string; sampleRows: number },
+): Promise<number> {
+  if (opts.timeZone !== undefined && !resolveZone(opts.timeZone)) throw new UsageError(`--time-zone: "${opts.timeZone}" is not a time zone (use an IANA name like America/Chicago)`);
+  if (!Number.isInteger(opts.sampleRows) || opts.sampleRows < 0) throw new UsageError('--sample-rows takes a whole number');
+  const target = opts.out ? resolve(ctx.io.cwd, opts.out) : undefined;
+  if (target && existsSync(target) && !opts.force) throw new UsageError(`${opts.out} exists; pass --force to overwrite it`);
+  const sampled: SampledFile[] = [];
+  for (const file of files) sampled.push(await sample(ctx, file, opts.sampleRows));
+  const starter = starterMapping(sampled, opts.timeZone);
+  const text = JSON.stringify(starter.mapping, null, 2) + '\n';
+  if (target) writeFileSync(target, text);
+  else await ctx.output.write(text);
+
+  const log = (line: string) => ctx.io.stderr.write(line + '\n');
+  const mappedCount = ['customer', 'loan', 'payment'].reduce((n, level) => n + Object.keys((starter.mapping as Record<string, object | undefined>)[level] ?? {}).length, 0);
+  log(`mapped ${mappedCount} field${mappedCount === 1 ? '' : 's'}${target ? `; wrote ${opts.out}` : ''}`);
+  if (starter.unmatched.length) log(`columns not matched to any field (map them by hand, or leave them out): ${starter.unmatched.map((c) => `"${c}"`).join(', ')}`);
+  if (starter.missingRequired.length) log(`required fields with no column yet: ${starter.missingRequired.join(', ')}`);
+  for (const [field, codes] of Object.entries(starter.codesToFill)) log(`${field}: fill in the API value for the codes ${codes.map((c) => `"${c}"`).join(', ')}`);
+  for (const note of starter.notes) log(note);
+  return 0;
+}
+
+async function sample(ctx: CommandContext, file: string, rows: number): Promise<SampledFile> {
+  const input = await openInput(file, ctx.io);
+  const parser = parse({ relax_column_count: true, bom: true, to_line: rows + 1, skip_empty_lines: true });
+  const records: string[][] = [];
+  try {
+    input.stream.pipe(parser);
+    for await (const record of parser) records.push(record as string[]);
+  } catch (err) {
+    throw new InputError(`is not valid CSV: ${(err as Error).message}`, { file: input.name });
+  } finally {
+    input.stream.destroy();
+  }
+  if (records.length === 0) throw new InputError('is empty (no header row)', { file: input.name });
+  return { name: input.name, header: records[0]!, rows: records.slice(1) };
+}

@@ -1,0 +1,70 @@
+import type { Command } from 'commander';
+import { progressMode } from '../output/progress.js';
+import type { CommandContext } from './context.js';
+import type { PushFlags } from './push-options.js';
+import type { BatchPushRequest, PushEnvironment, PushOutcome } from '../jobs/push/batch.js';
+import type { UpsertKind } from '../ingest/lms-records.js';
+import { PushReporter } from '../jobs/push/progress.js';
+import { renderSummary } from '../jobs/push/summary.js';
+
+/**
+ * The push commands' shared shell: wires the job to the context (credentials, client, progress,
+ * signals), prints the summary as the run's one document, and says where the rejects went.
+ */
+
+function environment(ctx: CommandContext): { env: PushEnvironment; finish(): void } {
+  const mode = progressMode({ stderrIsTTY: ctx.io.stderr.isTTY === true, quiet: ctx.globals.quiet, output: ctx.globals.output });
+  const progress = ctx.progress();
+  const reporter = new PushReporter(progress, mode === 'spinner', () => ctx.io.now().getTime());
+  const env: PushEnvironment = {
+    io: ctx.io,
+    async target() {
+      const resolved = await ctx.config.credentials();
+      return { profile: resolved.profile.value, baseUrl: resolved.baseUrl.value };
+    },
+    api: () => ctx.api(),
+    onEvent: (event) => reporter.handle(event),
+    warn: (line) => ctx.log.warn(line),
+    stopGraceMs: ctx.io.env.LEADCTL_STOP_GRACE_MS ? Number(ctx.io.env.LEADCTL_STOP_GRACE_MS) : undefined,
+  };
+  return { env, finish: () => progress.stop() };
+}
+
+async function report(ctx: CommandContext, outcome: PushOutcome): Promise<number> {
+  const { summary } = outcome;
+  await ctx.output.document(summary, () => renderSummary(summary));
+  if (summary.error) ctx.log.warn(`Error: ${summary.error.message}`);
+  if (summary.rejects_file && summary.rejects > 0 && !ctx.output.isHuman) ctx.log.info(`${summary.rejects} rejected record line(s) written to ${summary.rejects_file}`);
+  if (summary.status === 'interrupted' || summary.status === 'service_unavailable' || summary.status === 'authentication_failed') {
+    if (summary.journal) ctx.log.warn('Hint: rerun the same command with --resume to send only what was not acknowledged');
+  }
+  return outcome.exitCode;
+}
+
+export async function runBatchPushCommand(ctx: CommandContext, _cmd: Command, request: BatchPushRequest): Promise<number> {
+  const { runBatchPush } = await import('../jobs/push/batch.js');
+  if (request.inputs.length === 0) {
+    const { UsageError } = await import('../errors.js');
+    throw new UsageError('give the export: FILE..., or --loans FILE (with --payments FILE)');
+  }
+  const { env, finish } = environment(ctx);
+  try {
+    return await report(ctx, await runBatchPush(request, env));
+  } finally {
+    finish();
+  }
+}
+
+export async function runSinglePushCommand(ctx: CommandContext, kind: UpsertKind, input: string, opts: PushFlags): Promise<number> {
+  const { runSinglePush } = await import('../jobs/push/single.js');
+  const { env, finish } = environment(ctx);
+  try {
+    const outcome = await runSinglePush(
+      { kind, input, mappingPath: opts.mapping, format: opts.format, rejectsPath: opts.rejects, concurrency: opts.concurrency, validateOnly: opts.validateOnly === true },
+      env,
+    );
+    return await report(ctx, outcome);
+  } finally {
+    finish();
+  }
+}

@@ -1,0 +1,186 @@
+import type { Hash } from 'node:crypto';
+import { InputError } from '../errors.js';
+import { compileLevel, csvDelimiter, type CompiledLevel, type FieldError, type LevelReader, type Mapping } from './mapping.js';
+import { LEVEL_FIELDS, type Level } from './mapping-fields.js';
+import { readCsv, type ProblemSink, type RowProblem } from './lms-rows.js';
+import type { InputSource } from './sources.js';
+import type { Staging } from './staging.js';
+
+/**
+ * Flat CSV exports → staged loans and payments. Three roles:
+ * - `loans`: one row per loan (`--loans`);
+ * - `payments`: one row per payment, with its customer and loan ids (`--payments`);
+ * - `rows`: one row per payment with the loan's columns repeated, a loan without payments being
+ *   a row with empty payment columns (positional FILE).
+ */
+export type CsvRole = 'loans' | 'payments' | 'rows';
+
+const PAYMENT_FIELDS = Object.keys(LEVEL_FIELDS.payment);
+
+/** Fields an export must map for each role, or every row would be refused. */
+function requiredFields(role: CsvRole, hasPayments: boolean): { level: Level; fields: string[] }[] {
+  const loan = { level: 'loan' as const, fields: ['loan_id', 'loan_amount', 'applied_at', 'is_lead_loan'] };
+  const customer = { level: 'customer' as const, fields: ['customer_id'] };
+  const payment = { level: 'payment' as const, fields: ['payment_id', 'payment_at'] };
+  if (role === 'loans') return [customer, loan];
+  if (role === 'payments') return [{ level: 'payment', fields: ['customer_id', 'loan_id', 'payment_id', 'payment_at'] }];
+  return hasPayments ? [customer, loan, payment] : [customer, loan];
+}
+
+/** How to read a CSV file's rows, worked out once from its header. */
+export interface CsvPlan {
+  role: CsvRole;
+  width: number;
+  customerIndex: number;
+  loanIndex: number;
+  paymentIndex: number;
+  paymentColumns: number[];
+  loanReader?: LevelReader;
+  paymentReader?: LevelReader;
+}
+
+/** Compiles the mapping against a header; throws InputError (exit 2) when columns are missing. */
+export function planCsv(file: string, role: CsvRole, mapping: Mapping, header: readonly string[]): CsvPlan {
+  const compiled: Partial<Record<'customer' | 'loan' | 'payment' | 'keys', CompiledLevel>> = {};
+  const plan: CsvPlan = { role, width: header.length, customerIndex: -1, loanIndex: -1, paymentIndex: -1, paymentColumns: [] };
+  if (role === 'payments') {
+    compiled.keys = compileLevel(mapping, 'payment', header, { strictColumns: true, only: ['customer_id', 'loan_id'] });
+    compiled.payment = compileLevel(mapping, 'payment', header, { strictColumns: true, only: PAYMENT_FIELDS });
+    plan.customerIndex = compiled.keys.reader.columnIndex('customer_id');
+    plan.loanIndex = compiled.keys.reader.columnIndex('loan_id');
+  } else {
+    compiled.customer = compileLevel(mapping, 'customer', header, { strictColumns: true, only: ['customer_id'] });
+    compiled.loan = compileLevel(mapping, 'loan', header, { strictColumns: true });
+    plan.customerIndex = compiled.customer.reader.columnIndex('customer_id');
+    plan.loanIndex = compiled.loan.reader.columnIndex('loan_id');
+    plan.loanReader = compiled.loan.reader;
+    if (role === 'rows') compiled.payment = compileLevel(mapping, 'payment', header, { strictColumns: true, only: PAYMENT_FIELDS });
+  }
+  if (compiled.payment && compiled.payment.reader.fields.size > 0) {
+    const reader = compiled.payment.reader;
+    plan.paymentReader = reader;
+    plan.paymentIndex = reader.columnIndex('payment_id');
+    plan.paymentColumns = PAYMENT_FIELDS.map((f) => reader.columnIndex(f)).filter((i) => i >= 0);
+  }
+  checkHeader(file, role, compiled, plan.paymentReader !== undefined);
+  return plan;
+}
+
+/** A row's ids, or why it cannot be read at all (it is then rejected as a whole). */
+export type InspectedRow =
+  | { ok: true; customerId: string; loanId: string; paymentId: string; hasPayment: boolean }
+  | { ok: false; problem: Omit<RowProblem, 'src' | 'row'> };
+
+export function inspectRow(plan: CsvPlan, cells: readonly string[]): InspectedRow {
+  const hasPayment = plan.paymentReader !== undefined && (plan.role === 'payments' || plan.paymentColumns.some((i) => (cells[i] ?? '').trim() !== ''));
+  const level: Level = hasPayment ? 'payment' : 'loan';
+  const customerId = (cells[plan.customerIndex] ?? '').trim();
+  const loanId = (cells[plan.loanIndex] ?? '').trim();
+  const paymentId = hasPayment ? (cells[plan.paymentIndex] ?? '').trim() : '';
+  const ids = { customerId: customerId || undefined, loanId: loanId || undefined, paymentId: paymentId || undefined };
+  if (cells.length !== plan.width) return { ok: false, problem: { level, ...ids, reason: `has ${cells.length} columns; the header has ${plan.width}` } };
+  if (customerId === '' || loanId === '') return { ok: false, problem: { level, ...ids, field: customerId === '' ? 'customer_id' : 'loan_id', reason: 'required' } };
+  if (hasPayment && paymentId === '') return { ok: false, problem: { level: 'payment', ...ids, field: 'payment_id', reason: 'required' } };
+  return { ok: true, customerId, loanId, paymentId, hasPayment };
+}
+
+export function readLoan(plan: CsvPlan, cells: readonly string[]): { fields: Record<string, unknown>; errors: FieldError[] } {
+  const fields: Record<string, unknown> = {};
+  const errors: FieldError[] = [];
+  plan.loanReader!.read(cells, fields, errors);
+  return { fields, errors };
+}
+
+export function readPayment(plan: CsvPlan, cells: readonly string[]): { fields: Record<string, unknown>; errors: FieldError[] } {
+  const fields: Record<string, unknown> = {};
+  const errors: FieldError[] = [];
+  plan.paymentReader!.read(cells, fields, errors);
+  return { fields, errors };
+}
+
+export interface StageCsvOptions {
+  staging: Staging;
+  mapping: Mapping;
+  problems: ProblemSink;
+  hash?: Hash;
+  /** Called every few thousand rows with the running count (progress). */
+  onRows?: (rows: number) => void;
+}
+
+export async function stageCsv(input: InputSource, role: CsvRole, options: StageCsvOptions): Promise<number> {
+  const { staging, mapping, problems } = options;
+  const src = staging.addSource(input.name);
+  let plan: CsvPlan;
+  // The loan of a one-row-per-payment file is staged once per run of rows, from the run's last row.
+  let held: { customerId: string; loanId: string; cells: string[]; row: number } | undefined;
+  let count = 0;
+
+  const stageLoan = (customerId: string, loanId: string, cells: string[], row: number, repeat: boolean) => {
+    const { fields, errors } = readLoan(plan, cells);
+    staging.putLoan(customerId, loanId, { src, row }, JSON.stringify(fields), errors.length ? JSON.stringify(errors) : null, repeat);
+  };
+  const flushHeld = () => {
+    if (held) stageLoan(held.customerId, held.loanId, held.cells, held.row, true);
+    held = undefined;
+  };
+
+  const header = (cells: string[]) => {
+    plan = planCsv(input.name, role, mapping, cells);
+  };
+
+  const row = (cells: string[], rowNumber: number) => {
+    count++;
+    if (options.onRows && count % 5000 === 0) options.onRows(count);
+    const inspected = inspectRow(plan, cells);
+    if (!inspected.ok) {
+      problems({ src, row: rowNumber, ...inspected.problem });
+      return;
+    }
+    const { customerId, loanId, paymentId } = inspected;
+    if (role === 'loans') {
+      stageLoan(customerId, loanId, cells, rowNumber, false);
+      return;
+    }
+    if (role === 'rows') {
+      if (held && (held.customerId !== customerId || held.loanId !== loanId)) flushHeld();
+      held = { customerId, loanId, cells, row: rowNumber };
+    }
+    if (!inspected.hasPayment) return;
+    const { fields, errors } = readPayment(plan, cells);
+    staging.putPayment(customerId, loanId, paymentId, { src, row: rowNumber }, JSON.stringify(fields), errors.length ? JSON.stringify(errors) : null);
+  };
+
+  const rows = await readCsv(input, csvDelimiter(mapping), { header, row }, options.hash);
+  flushHeld();
+  return rows;
+}
+
+function checkHeader(
+  file: string,
+  role: CsvRole,
+  compiled: Partial<Record<'customer' | 'loan' | 'payment' | 'keys', CompiledLevel>>,
+  hasPayments: boolean,
+): void {
+  const missing: string[] = [];
+  for (const part of Object.values(compiled)) {
+    for (const m of part!.missingColumns) missing.push(`"${m.column}" (${part!.reader.level}.${m.field})`);
+  }
+  const mapped = (level: Level, field: string): boolean => {
+    if (level === 'payment' && role === 'payments' && (field === 'customer_id' || field === 'loan_id')) return compiled.keys!.reader.fields.has(field);
+    return compiled[level]?.reader.fields.has(field) ?? false;
+  };
+  const unmapped: string[] = [];
+  for (const { level, fields } of requiredFields(role, hasPayments)) {
+    for (const field of fields) if (!mapped(level, field)) unmapped.push(`${level}.${field}`);
+  }
+  if (role !== 'payments' && !mapped('loan', 'lead_id') && !mapped('loan', 'management_system_id')) {
+    unmapped.push('loan.lead_id or loan.management_system_id');
+  }
+  if (missing.length === 0 && unmapped.length === 0) return;
+  const parts: string[] = [];
+  if (missing.length) parts.push(`lacks the mapped column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
+  if (unmapped.length) parts.push(`has no column (or constant) for the required field${unmapped.length > 1 ? 's' : ''} ${unmapped.join(', ')}`);
+  throw new InputError(parts.join('; and '), { file, row: 1 }, {
+    hint: 'check the header against the mapping (`leadctl mapping init FILE` writes a starter mapping from a header)',
+  });
+}

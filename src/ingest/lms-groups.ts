@@ -1,0 +1,116 @@
+import type { FieldError } from './mapping.js';
+import type { StagedDocumentBody } from './lms-json.js';
+import type { Origin, Staging, StagedRow } from './staging.js';
+
+/**
+ * Staged rows → one group per customer, in the staging's deterministic order: the customer's
+ * loans with their payments, plus what cannot be sent as it stands (payments of a loan that is not
+ * there, rows superseded by a later row with the same id). Validation happens later, on groups.
+ */
+
+export interface SourceRecord extends Origin {
+  fields: Record<string, unknown>;
+  errors: FieldError[];
+}
+
+export interface GroupPayment extends SourceRecord {
+  paymentId: string;
+}
+
+export interface GroupLoan extends SourceRecord {
+  loanId: string;
+  payments: GroupPayment[];
+}
+
+export interface Duplicate extends Origin {
+  level: 'customer' | 'loan' | 'payment';
+  customerId: string;
+  loanId?: string;
+  paymentId?: string;
+  /** The record that won (the last one read). */
+  winner: Origin;
+}
+
+export interface CustomerGroup {
+  customerId: string;
+  /** Where the customer was first seen (for customer-level messages). */
+  origin: Origin;
+  /** Problems of the customer object itself (batch-shape input). */
+  errors: FieldError[];
+  loans: GroupLoan[];
+  orphans: { loanId: string; payments: GroupPayment[] }[];
+  duplicates: Duplicate[];
+}
+
+function record(row: StagedRow): SourceRecord {
+  return {
+    src: row.src,
+    row: row.row,
+    fields: row.data === null ? {} : (JSON.parse(row.data) as Record<string, unknown>),
+    errors: row.errors === null ? [] : (JSON.parse(row.errors) as FieldError[]),
+  };
+}
+
+/** Groups of flat (CSV) input. */
+export function* flatGroups(staging: Staging): Generator<CustomerGroup> {
+  for (const customer of staging.customers()) {
+    const duplicates: Duplicate[] = [];
+    const loans: GroupLoan[] = customer.loans.map((loan) => {
+      for (const old of loan.superseded) {
+        duplicates.push({ level: 'loan', src: old.src, row: old.row, customerId: customer.customerId, loanId: loan.loanId, winner: { src: loan.src, row: loan.row } });
+      }
+      return {
+        ...record(loan),
+        loanId: loan.loanId,
+        payments: loan.payments.map((p) => ({ ...record(p), paymentId: p.paymentId })),
+      };
+    });
+    for (const d of customer.duplicatePayments) {
+      duplicates.push({ level: 'payment', src: d.row.src, row: d.row.row, customerId: customer.customerId, loanId: d.loanId, paymentId: d.row.paymentId, winner: { src: d.winner.src, row: d.winner.row } });
+    }
+    const orphans = customer.orphans.map((o) => ({ loanId: o.loanId, payments: o.payments.map((p) => ({ ...record(p), paymentId: p.paymentId })) }));
+    const first = [...loans, ...orphans.flatMap((o) => o.payments)].reduce<Origin | undefined>(
+      (best, r) => (best === undefined || r.src < best.src || (r.src === best.src && r.row < best.row) ? { src: r.src, row: r.row } : best),
+      undefined,
+    );
+    yield { customerId: customer.customerId, origin: first ?? { src: 0, row: 0 }, errors: [], loans, orphans, duplicates };
+  }
+}
+
+/** Groups of batch-shape (JSON) input: a customer is its last document; loans and payments repeated inside it: the last wins. */
+export function* documentGroups(staging: Staging): Generator<CustomerGroup> {
+  for (const doc of staging.documents()) {
+    const body = JSON.parse(doc.data!) as StagedDocumentBody;
+    const origin = { src: doc.src, row: doc.row };
+    const duplicates: Duplicate[] = doc.superseded.map((old) => ({ level: 'customer', src: old.src, row: old.row, customerId: doc.customerId, winner: origin }));
+    const loans: GroupLoan[] = [];
+    const loanAt = new Map<string, number>();
+    for (const loan of body.loans) {
+      const loanId = typeof loan.fields.loan_id === 'string' ? loan.fields.loan_id : '';
+      const payments: GroupPayment[] = [];
+      const paymentAt = new Map<string, number>();
+      for (const payment of loan.payments) {
+        const paymentId = typeof payment.fields.payment_id === 'string' ? payment.fields.payment_id : '';
+        const entry: GroupPayment = { ...origin, fields: payment.fields, errors: payment.errors ?? [], paymentId };
+        const previous = paymentId === '' ? undefined : paymentAt.get(paymentId);
+        if (previous !== undefined) {
+          duplicates.push({ level: 'payment', ...origin, customerId: doc.customerId, loanId, paymentId, winner: origin });
+          payments[previous] = entry;
+        } else {
+          if (paymentId !== '') paymentAt.set(paymentId, payments.length);
+          payments.push(entry);
+        }
+      }
+      const entry: GroupLoan = { ...origin, fields: loan.fields, errors: loan.errors ?? [], loanId, payments };
+      const previous = loanId === '' ? undefined : loanAt.get(loanId);
+      if (previous !== undefined) {
+        duplicates.push({ level: 'loan', ...origin, customerId: doc.customerId, loanId, winner: origin });
+        loans[previous] = entry;
+      } else {
+        if (loanId !== '') loanAt.set(loanId, loans.length);
+        loans.push(entry);
+      }
+    }
+    yield { customerId: doc.customerId, origin, errors: body.errors ?? [], loans, orphans: [], duplicates };
+  }
+}

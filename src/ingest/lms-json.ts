@@ -1,0 +1,133 @@
+import type { Hash } from 'node:crypto';
+import { compileLevel, type FieldError, type LevelReader, type Mapping } from './mapping.js';
+import { LEVEL_FIELDS, type Level } from './mapping-fields.js';
+import { readJsonValues, type ProblemSink } from './lms-rows.js';
+import type { InputSource } from './sources.js';
+import type { Staging } from './staging.js';
+
+/**
+ * JSON and NDJSON already in the batch shape (customers with loans with payments) → staged
+ * documents, one per customer. Values go through the same converters as CSV cells, so `"$12.50"`
+ * is refused where cents are expected, and `"2026-11-20T18:05:00-06:00"` becomes UTC.
+ */
+
+/** A customer as staged: converted fields and problems per object. */
+export interface StagedDocumentBody {
+  customer_id: string;
+  errors?: FieldError[];
+  loans: StagedDocumentLoan[];
+}
+export interface StagedDocumentLoan {
+  fields: Record<string, unknown>;
+  errors?: FieldError[];
+  payments: { fields: Record<string, unknown>; errors?: FieldError[] }[];
+}
+
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Turns JSON objects into converted fields, with one compiled reader per distinct set of keys. */
+export class ObjectConverter {
+  private readonly readers = new Map<string, LevelReader>();
+  private readonly known: Record<Level, Set<string>>;
+
+  constructor(
+    private readonly mapping: Mapping,
+    /** Keys that belong to the structure rather than the level (`loans`, `payments`, `lead_loan`). */
+    private readonly structural: Partial<Record<Level, readonly string[]>> = {},
+  ) {
+    this.known = {
+      customer: new Set(Object.keys(LEVEL_FIELDS.customer)),
+      loan: new Set(Object.keys(LEVEL_FIELDS.loan)),
+      payment: new Set(Object.keys(LEVEL_FIELDS.payment)),
+    };
+  }
+
+  convert(level: Level, object: Obj, extraKnown: readonly string[] = []): { fields: Obj; errors: FieldError[] } {
+    const skip = new Set([...(this.structural[level] ?? []), ...extraKnown]);
+    const keys = Object.keys(object).filter((k) => !skip.has(k));
+    const signature = `${level}\u0000${keys.join('\u0000')}`;
+    let reader = this.readers.get(signature);
+    if (!reader) {
+      reader = compileLevel(this.mapping, level, keys, { strictColumns: false }).reader;
+      if (this.readers.size > 1000) this.readers.clear();
+      this.readers.set(signature, reader);
+    }
+    const cells: string[] = [];
+    const errors: FieldError[] = [];
+    for (const key of keys) {
+      const value = object[key];
+      if (value !== null && typeof value === 'object') {
+        errors.push({ field: key, reason: 'must be a single value, not an object or a list' });
+        cells.push('');
+      } else {
+        cells.push(value === null || value === undefined ? '' : String(value));
+      }
+    }
+    // With no mapping, the keys are the API's fields: anything else would be refused by the service.
+    if (this.mapping.identity === true) {
+      for (const key of keys) if (!this.known[level].has(key)) errors.push({ field: key, reason: 'unknown field (not part of the request)' });
+    }
+    const fields: Obj = {};
+    reader.read(cells, fields, errors);
+    return { fields, errors };
+  }
+}
+
+export interface StageJsonOptions {
+  staging: Staging;
+  mapping: Mapping;
+  problems: ProblemSink;
+  hash?: Hash;
+}
+
+export async function stageBatchJson(input: InputSource, format: 'json' | 'ndjson', options: StageJsonOptions): Promise<number> {
+  const { staging, problems } = options;
+  const src = staging.addSource(input.name);
+  const converter = new ObjectConverter(options.mapping, { customer: ['loans'], loan: ['payments'] });
+  const onValue = (value: unknown, row: number) => {
+    if (!isObject(value)) {
+      problems({ src, row, level: 'customer', reason: 'is not a customer object' });
+      return;
+    }
+    const customer = converter.convert('customer', value);
+    const customerId = typeof customer.fields.customer_id === 'string' ? customer.fields.customer_id : '';
+    if (customerId.trim() === '') {
+      const reason = customer.errors.find((e) => e.field === 'customer_id')?.reason ?? 'required';
+      problems({ src, row, level: 'customer', field: 'customer_id', reason });
+      return;
+    }
+    const body: StagedDocumentBody = { customer_id: customerId, loans: [] };
+    const customerErrors = customer.errors.slice();
+    if (!Array.isArray(value.loans)) {
+      customerErrors.push({ field: 'loans', reason: value.loans === undefined ? 'required' : 'must be a list of loans' });
+    } else {
+      for (const loanValue of value.loans) {
+        if (!isObject(loanValue)) {
+          body.loans.push({ fields: {}, errors: [{ field: '', reason: 'is not a loan object' }], payments: [] });
+          continue;
+        }
+        const loan = converter.convert('loan', loanValue);
+        const loanErrors = loan.errors;
+        const payments: StagedDocumentLoan['payments'] = [];
+        if (loanValue.payments !== undefined && !Array.isArray(loanValue.payments)) {
+          loanErrors.push({ field: 'payments', reason: 'must be a list of payments' });
+        } else {
+          for (const paymentValue of (loanValue.payments as unknown[] | undefined) ?? []) {
+            if (!isObject(paymentValue)) {
+              payments.push({ fields: {}, errors: [{ field: '', reason: 'is not a payment object' }] });
+              continue;
+            }
+            const payment = converter.convert('payment', paymentValue);
+            payments.push(payment.errors.length ? payment : { fields: payment.fields });
+          }
+        }
+        body.loans.push(loanErrors.length ? { fields: loan.fields, errors: loanErrors, payments } : { fields: loan.fields, payments });
+      }
+    }
+    if (customerErrors.length) body.errors = customerErrors;
+    staging.putDocument(customerId, { src, row }, JSON.stringify(body), null);
+  };
+  const onBadLine = (row: number, reason: string) => problems({ src, row, level: 'customer', reason });
+  return readJsonValues(input, format, 'customers', onValue, onBadLine, options.hash);
+}

@@ -1,0 +1,241 @@
+import type { Hash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parse } from 'csv-parse';
+import { InputError } from '../errors.js';
+import type { InputSource } from './sources.js';
+import type { Level } from './mapping-fields.js';
+
+/** Reading an export's files: CSV rows as arrays of cells, JSON and NDJSON values, with a content hash. */
+
+export type InputFormat = 'csv' | 'json' | 'ndjson';
+
+/** A record that cannot be sent, found while reading or checking; it goes to the rejects file. */
+export interface RowProblem {
+  src: number;
+  row: number;
+  level: Level;
+  customerId?: string;
+  loanId?: string;
+  paymentId?: string;
+  field?: string;
+  reason: string;
+}
+
+export type ProblemSink = (problem: RowProblem) => void;
+
+/** The format a file name says, ignoring a trailing .gz; undefined when it says nothing. */
+export function formatFromName(name: string): InputFormat | undefined {
+  const base = name.toLowerCase().replace(/\.gz$/, '');
+  if (base.endsWith('.csv') || base.endsWith('.txt') || base.endsWith('.tsv')) return 'csv';
+  if (base.endsWith('.ndjson') || base.endsWith('.jsonl')) return 'ndjson';
+  if (base.endsWith('.json')) return 'json';
+  return undefined;
+}
+
+/** Text chunks of the input, each also fed to `hash` (the journal's key covers the content). */
+async function* hashed(source: AsyncIterable<string>, hash: Hash | undefined): AsyncGenerator<string> {
+  for await (const chunk of source) {
+    hash?.update(chunk);
+    yield chunk;
+  }
+}
+
+export interface CsvHandlers {
+  /** The header row; may throw an InputError (missing columns). */
+  header(cells: string[]): void;
+  /** A data row; `row` counts the header as row 1, as a spreadsheet does. */
+  row(cells: string[], row: number): void;
+}
+
+/**
+ * Streams a CSV file through csv-parse in array mode (a column-index map beats per-row objects).
+ * Rows of another length than the header still arrive, so the caller can reject just that row.
+ * Blank lines are skipped but counted, so row numbers stay those of the file.
+ */
+export async function readCsv(input: InputSource, delimiter: string, handlers: CsvHandlers, hash?: Hash): Promise<number> {
+  const parser = parse({ delimiter, relax_column_count: true, bom: true });
+  let row = 0;
+  let rows = 0;
+  let failure: unknown;
+  parser.on('data', (cells: string[]) => {
+    if (failure !== undefined) return;
+    row++;
+    try {
+      if (row === 1) {
+        handlers.header(cells);
+        return;
+      }
+      if (cells.length === 1 && cells[0] === '') return;
+      rows++;
+      handlers.row(cells, row);
+    } catch (err) {
+      failure = err;
+      parser.destroy(err as Error);
+    }
+  });
+  try {
+    await pipeline(hashed(input.stream, hash), parser);
+  } catch (err) {
+    if (failure !== undefined) throw failure;
+    if (err instanceof InputError) throw err;
+    const lines = (err as { lines?: number }).lines;
+    throw new InputError(`is not valid CSV: ${(err as Error).message.replace(/^Invalid \w+: /, '')}`, { file: input.name, row: lines }, { cause: err });
+  }
+  if (failure !== undefined) throw failure;
+  if (row === 0) throw new InputError('is empty (no header row)', { file: input.name });
+  return rows;
+}
+
+/**
+ * JSON values of a file: a JSON document (an array, or an object holding `arrayKey`) or NDJSON
+ * (a value per line). `position` is the index in the array (1-based) or the line number.
+ * A broken NDJSON line is one bad record; a broken JSON document is an unreadable file.
+ */
+export async function readJsonValues(
+  input: InputSource,
+  format: 'json' | 'ndjson',
+  arrayKey: string | undefined,
+  onValue: (value: unknown, position: number) => void,
+  onBadLine: (position: number, reason: string) => void,
+  hash?: Hash,
+): Promise<number> {
+  if (format === 'ndjson') {
+    let buffered = '';
+    let line = 0;
+    let count = 0;
+    const take = (text: string) => {
+      line++;
+      if (text.trim() === '') return;
+      count++;
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        onBadLine(line, `not valid JSON: ${(err as Error).message}`);
+        return;
+      }
+      onValue(value, line);
+    };
+    for await (const chunk of hashed(input.stream, hash)) {
+      buffered += chunk;
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        take(buffered.slice(0, newline).replace(/\r$/, ''));
+        buffered = buffered.slice(newline + 1);
+      }
+    }
+    if (buffered !== '') take(buffered.replace(/\r$/, ''));
+    return count;
+  }
+  let text = '';
+  for await (const chunk of hashed(input.stream, hash)) text += chunk;
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (err) {
+    throw new InputError(`is not valid JSON: ${(err as Error).message}`, { file: input.name });
+  }
+  let values: unknown;
+  if (Array.isArray(document)) values = document;
+  else if (arrayKey !== undefined && document && typeof document === 'object' && Array.isArray((document as Record<string, unknown>)[arrayKey])) {
+    values = (document as Record<string, unknown>)[arrayKey];
+  } else if (arrayKey === undefined && document && typeof document === 'object') {
+    values = [document];
+  } else {
+    throw new InputError(`must hold an array${arrayKey ? ` or an object with a "${arrayKey}" array` : ''}`, { file: input.name });
+  }
+  const list = values as unknown[];
+  list.forEach((value, i) => onValue(value, i + 1));
+  return list.length;
+}
+
+/** Tells JSON from NDJSON (and both from CSV) by the first characters, for stdin and unnamed files. */
+export function sniffFormat(head: string): InputFormat {
+  const text = head.replace(/^\uFEFF/, '').trimStart();
+  if (text.startsWith('[')) return 'json';
+  if (!text.startsWith('{')) return 'csv';
+  const firstLine = text.split('\n', 1)[0]!.trim();
+  try {
+    JSON.parse(firstLine);
+    // A whole object on the first line with more after it: NDJSON.
+    return text.trim().length > firstLine.length ? 'ndjson' : 'json';
+  } catch {
+    return 'json';
+  }
+}
+
+/** The first characters of an input without consuming them: the returned source replays them. */
+export async function peekText(input: InputSource): Promise<{ head: string; input: InputSource }> {
+  const iterator = input.stream[Symbol.asyncIterator]() as AsyncIterator<string>;
+  const first = await iterator.next();
+  const head = first.done ? '' : String(first.value);
+  async function* replay(): AsyncGenerator<string> {
+    if (head !== '') yield head;
+    if (first.done) return;
+    while (true) {
+      const next = await iterator.next();
+      if (next.done) return;
+      yield String(next.value);
+    }
+  }
+  return { head, input: { ...input, stream: Readable.from(replay()) } };
+}
+
+/**
+ * The same rows as readCsv, pulled by the consumer (who may wait between them, e.g. for a free
+ * request slot), in batches of what the parser has ready: one await per batch, not per row.
+ * The first row of the first batch is the header (row 1).
+ */
+export async function* csvRecordBatches(input: InputSource, delimiter: string, hash?: Hash): AsyncGenerator<{ cells: string[]; row: number }[]> {
+  // csv-parse hands its options to the Transform too: a deeper queue means fewer, larger batches.
+  const options = { delimiter, relax_column_count: true, bom: true, readableHighWaterMark: 2048 };
+  const parser = parse(options);
+  const source = Readable.from(hashed(input.stream, hash));
+  let failure: unknown;
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const signal = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  source.on('error', (err) => parser.destroy(err));
+  parser.on('readable', signal);
+  parser.on('end', () => {
+    ended = true;
+    signal();
+  });
+  parser.on('error', (err) => {
+    failure = err;
+    signal();
+  });
+  source.pipe(parser);
+  let row = 0;
+  try {
+    while (true) {
+      const batch: { cells: string[]; row: number }[] = [];
+      let cells: string[] | null;
+      while ((cells = parser.read() as string[] | null) !== null) {
+        row++;
+        if (row > 1 && cells.length === 1 && cells[0] === '') continue;
+        batch.push({ cells, row });
+      }
+      if (failure !== undefined) throw failure;
+      if (batch.length) {
+        yield batch;
+        continue;
+      }
+      if (ended) break;
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  } catch (err) {
+    if (err instanceof InputError) throw err;
+    const lines = (err as { lines?: number }).lines;
+    throw new InputError(`is not valid CSV: ${(err as Error).message.replace(/^Invalid \w+: /, '')}`, { file: input.name, row: lines }, { cause: err });
+  } finally {
+    source.destroy();
+    parser.destroy();
+  }
+  if (row === 0) throw new InputError('is empty (no header row)', { file: input.name });
+}

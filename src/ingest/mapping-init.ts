@@ -1,0 +1,103 @@
+import { checkFormat, compileDateParser, compileDateTimeParser, ISO_FORMAT, resolveZone } from './mapping-datetime.js';
+import { LEVEL_FIELDS, LEVELS, type FieldKind, type Level } from './mapping-fields.js';
+import { enumMatcher, looseKey } from './mapping-values.js';
+import type { FieldSpec, MappingFile } from './mapping.js';
+
+/**
+ * A starter mapping from an export's headers (and a sample of its rows): columns named as API
+ * fields up to case, spaces and punctuation are mapped; money, date and code columns get the
+ * money unit, format and value map their sample suggests; everything else is listed.
+ */
+
+export interface SampledFile {
+  name: string;
+  header: string[];
+  /** Up to a few hundred rows. */
+  rows: string[][];
+}
+
+export interface StarterMapping {
+  mapping: MappingFile;
+  /** Columns no field matched. */
+  unmatched: string[];
+  /** Fields the batch requires that no column matched. */
+  missingRequired: string[];
+  /** Codes found in the sample that need a value-map entry, by field. */
+  codesToFill: Record<string, string[]>;
+  notes: string[];
+}
+
+const DATETIME_CANDIDATES = [ISO_FORMAT, 'yyyy-MM-dd HH:mm:ss', 'yyyy-MM-dd HH:mm', 'M/d/yyyy h:mm a', 'M/d/yyyy h:mm:ss a', 'M/d/yyyy H:mm', 'M/d/yyyy H:mm:ss', 'M/d/yyyy'];
+const DATE_CANDIDATES = [ISO_FORMAT, 'M/d/yyyy', 'yyyy/M/d', 'd.M.yyyy'];
+const REQUIRED = ['customer.customer_id', 'loan.loan_id', 'loan.is_lead_loan', 'loan.loan_amount', 'loan.applied_at', 'payment.payment_id', 'payment.payment_at'];
+
+export function starterMapping(files: readonly SampledFile[], timeZone?: string): StarterMapping {
+  const byKey = new Map<string, { level: Level; field: string; kind: FieldKind }[]>();
+  for (const level of LEVELS) {
+    for (const [field, kind] of Object.entries(LEVEL_FIELDS[level])) {
+      const key = looseKey(field);
+      byKey.set(key, [...(byKey.get(key) ?? []), { level, field, kind }]);
+    }
+  }
+  const mapping: MappingFile = { description: `starter mapping for ${files.map((f) => f.name).join(', ')}` };
+  const sections: Record<Level, Record<string, FieldSpec>> = { customer: {}, loan: {}, payment: {} };
+  const unmatched: string[] = [];
+  const codesToFill: Record<string, string[]> = {};
+  const notes: string[] = [];
+  const zone = resolveZone(timeZone ?? 'UTC') ?? resolveZone('UTC')!;
+  let dollars = false;
+  const datetimeFormats = new Set<string>();
+  const dateFormats = new Set<string>();
+
+  for (const file of files) {
+    file.header.forEach((column, index) => {
+      const targets = byKey.get(looseKey(column));
+      if (!targets) {
+        if (!unmatched.includes(column)) unmatched.push(column);
+        return;
+      }
+      const samples = file.rows.map((r) => (r[index] ?? '').trim()).filter((v) => v !== '');
+      for (const { level, field, kind } of targets) {
+        if (sections[level][field] !== undefined) continue;
+        let spec: FieldSpec = column;
+        if (kind.type === 'cents' && samples.some((s) => /[$.,()]/.test(s))) {
+          dollars = true;
+        } else if (kind.type === 'datetime' && samples.length) {
+          const format = DATETIME_CANDIDATES.find((f) => samples.every((s) => compileDateTimeParser([f], zone)(s).ok));
+          if (format) datetimeFormats.add(format);
+          else notes.push(`${level}.${field} ("${column}"): no known datetime format fits values like "${samples[0]}"; set datetime_format`);
+        } else if (kind.type === 'date' && samples.length) {
+          const format = DATE_CANDIDATES.find((f) => samples.every((s) => compileDateParser([f])(s).ok));
+          if (format) dateFormats.add(format);
+          else notes.push(`${level}.${field} ("${column}"): no known date format fits values like "${samples[0]}"; set date_format`);
+        } else if (kind.type === 'enum') {
+          const match = enumMatcher(kind.values);
+          const codes = [...new Set(samples.filter((s) => !match(s).ok))].slice(0, 50);
+          if (codes.length) {
+            spec = { column, values: Object.fromEntries(codes.map((c) => [c, ''])) };
+            codesToFill[`${level}.${field}`] = codes;
+          }
+        }
+        sections[level][field] = spec;
+      }
+    });
+  }
+  if (dollars) mapping.money = 'dollars';
+  if (datetimeFormats.size) mapping.datetime_format = [...datetimeFormats].filter((f) => checkFormat(f) === null);
+  if (dateFormats.size) mapping.date_format = [...dateFormats];
+  const zoned = [...datetimeFormats].some((f) => f !== ISO_FORMAT);
+  if (timeZone) mapping.source_time_zone = timeZone;
+  else if (zoned) {
+    mapping.source_time_zone = 'UTC';
+    notes.push('source_time_zone is UTC: set it to the LMS\'s time zone (an IANA name such as America/Chicago), or pass --time-zone');
+  }
+  for (const level of LEVELS) if (Object.keys(sections[level]).length) mapping[level] = sections[level];
+  const mapped = (name: string) => {
+    const [level, field] = name.split('.') as [Level, string];
+    return sections[level][field] !== undefined;
+  };
+  const missingRequired = REQUIRED.filter((name) => !mapped(name));
+  if (!mapped('loan.lead_id') && !mapped('loan.management_system_id')) missingRequired.push('loan.lead_id or loan.management_system_id (a {"const": …} will do)');
+  if (unmatched.length) mapping.unmatched_columns = unmatched;
+  return { mapping, unmatched, missingRequired, codesToFill, notes };
+}

@@ -1,0 +1,247 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse/sync';
+import type { IO, OutputStream } from '../cli/io.js';
+import { DemoText } from '../output/demo-report.js';
+import type { DemoFile, DemoReport, DemoStepResult } from '../output/demo-report.js';
+import type { RunningSandbox } from '../sandbox/index.js';
+import { DEMO_STEPS } from './demo-steps.js';
+import type { DemoState, DemoStep } from './demo-steps.js';
+
+export interface DemoOptions {
+  /** The user's IO: commands' output is forwarded to it, its environment is NOT passed on as is. */
+  io: IO;
+  /** Runs one leadctl command in-process (main), as from a shell. */
+  runCommand(argv: string[], io: IO): Promise<number>;
+  /** Whether this build of leadctl has the subcommand. */
+  hasCommand(path: string[]): boolean;
+  /** Leave the sandbox running after the steps, until SIGINT/SIGTERM. */
+  keep: boolean;
+  /** Where the story and the commands' stdout go (stdout, or stderr when stdout carries a JSON summary). */
+  narrate: OutputStream;
+  color: boolean;
+  steps?: DemoStep[];
+  /** fixtures/ of the package. */
+  fixturesDir?: string;
+}
+
+const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
+
+/**
+ * Starts a sandbox in this process with a throwaway store and config folder, runs each step's
+ * real command against it through `main`, and reports what happened. Never reads or writes the
+ * user's profiles: every command gets a fresh environment pointing at the temporary folder.
+ */
+export async function runDemo(options: DemoOptions): Promise<{ report: DemoReport; interrupted: 'SIGINT' | 'SIGTERM' | undefined }> {
+  const { io, narrate } = options;
+  const steps = options.steps ?? DEMO_STEPS;
+  const fixturesDir = options.fixturesDir ?? FIXTURES;
+  const text = new DemoText(options.color, io.cwd);
+  const say = (s: string) => writeTo(narrate, s);
+  const started = Date.now();
+
+  const root = await mkdtemp(join(tmpdir(), 'leadctl-demo-'));
+  const configDir = join(root, 'config');
+  const stateDir = join(root, 'state');
+  const filesDir = join(root, 'files');
+  await Promise.all([mkdir(configDir, { mode: 0o700 }), mkdir(stateDir, { mode: 0o700 }), mkdir(filesDir)]);
+
+  let interrupted: 'SIGINT' | 'SIGTERM' | undefined;
+  // The first Ctrl-C stops the demo after the current step (and cleans up); a second one ends it at once.
+  const releaseSignals = io.onSignal((signal) => {
+    interrupted ??= signal;
+    releaseSignals();
+  });
+
+  const { startSandbox } = await import('../sandbox/index.js');
+  let sandbox: RunningSandbox | undefined;
+  try {
+    sandbox = await startSandbox({ host: '127.0.0.1', port: 0, memory: true, onError: (m) => io.stderr.write(`sandbox: ${m}\n`) });
+    const direct = sandbox.campaigns.find((c) => !c.price_reject);
+    const priceReject = sandbox.campaigns.find((c) => c.price_reject);
+    const state: DemoState = {
+      baseUrl: sandbox.baseUrl,
+      clientId: sandbox.clientId,
+      clientSecret: sandbox.clientSecret,
+      directKey: direct?.api_key ?? '',
+      priceRejectKey: priceReject?.api_key ?? '',
+      filesDir,
+      fixture: (relative) => join(fixturesDir, relative),
+      values: {},
+    };
+    await say(
+      `leadctl demo: a sandbox of the service is running on ${sandbox.baseUrl} (in memory, for this run only).\n` +
+        `Each step below runs a real leadctl command against it, with a throwaway config folder.\n`,
+    );
+
+    const results: DemoStepResult[] = [];
+    let stopReason: string | undefined;
+    for (const [index, step] of steps.entries()) {
+      const result = await runStep(step, index, steps.length, { options, state, text, say, configDir, stateDir, stopReason });
+      results.push(result);
+      if (interrupted) stopReason ??= `interrupted by ${interrupted}`;
+      if (step.essential && result.status !== 'ok') stopReason ??= `the "${step.title}" step did not succeed`;
+    }
+
+    const report: DemoReport = {
+      ok: results.every((r) => r.status === 'ok' || r.status === 'missing'),
+      base_url: sandbox.baseUrl,
+      files_dir: filesDir,
+      elapsed_seconds: (Date.now() - started) / 1000,
+      steps: results,
+      missing: results.filter((r) => r.status === 'missing').map((r) => `${steps.find((s) => s.id === r.id)!.command.join(' ')}: ${r.reason}`),
+      store: sandbox.counts(),
+      files: await keptFiles(filesDir),
+    };
+    await say(text.summary(report));
+
+    if (options.keep && !interrupted) {
+      await say(keepInstructions(sandbox, configDir));
+      interrupted = await waitForSignal(io, releaseSignals);
+      await say('Stopping the sandbox.\n');
+    }
+    return { report, interrupted };
+  } finally {
+    releaseSignals();
+    await sandbox?.close();
+    // The config folder holds the sandbox's secret and tokens; only the output files are kept.
+    await Promise.all([rm(configDir, { recursive: true, force: true }), rm(stateDir, { recursive: true, force: true })]);
+    if ((await readdir(filesDir).catch(() => [])).length === 0) await rm(root, { recursive: true, force: true });
+  }
+}
+
+interface StepContext {
+  options: DemoOptions;
+  state: DemoState;
+  text: DemoText;
+  say(s: string): Promise<void>;
+  configDir: string;
+  stateDir: string;
+  stopReason: string | undefined;
+}
+
+async function runStep(step: DemoStep, index: number, total: number, c: StepContext): Promise<DemoStepResult> {
+  const { options, state, text, say } = c;
+  const commandArgv = [...step.command, ...step.args(state)];
+  // Tables are what a terminal shows by default, so only --output json is worth showing.
+  const argv = ['--output', step.json ? 'json' : 'table', ...commandArgv];
+  const shownArgv = step.json ? argv : commandArgv;
+  const env = step.env?.(state) ?? {};
+  const stdin = step.stdin?.(state);
+  const shownEnv = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.shown]));
+  const base = { id: step.id, title: step.title, command: text.command(shownArgv, shownEnv, stdin?.shown) };
+
+  await say(text.heading(index + 1, total, step.title));
+  const missingFixture = (step.fixtures ?? []).find((f) => !existsSync(state.fixture(f)));
+  let result: DemoStepResult | undefined;
+  if (!options.hasCommand(step.command)) {
+    result = { ...base, status: 'missing', exit_code: null, reason: `this build of leadctl has no \`${step.command.join(' ')}\` command yet` };
+  } else if (missingFixture) {
+    result = { ...base, status: 'missing', exit_code: null, reason: `fixture ${text.path(state.fixture(missingFixture))} is missing` };
+  } else if (c.stopReason) {
+    result = { ...base, status: 'skipped', exit_code: null, reason: c.stopReason };
+  }
+  if (result) {
+    await say(text.outcome(result));
+    return result;
+  }
+
+  await say(text.explain(step.explain));
+  await say(text.commandLine(base.command));
+  const captured: Buffer[] = [];
+  const childIO: IO = {
+    stdin: Object.assign(Readable.from(stdin ? [Buffer.from(stdin.text)] : []), { isTTY: false }),
+    stdout: forwardTo(options.narrate, step.json ? captured : undefined),
+    stderr: forwardTo(options.io.stderr),
+    env: childEnv(options.io.env, { LEADCTL_CONFIG_DIR: c.configDir, LEADCTL_STATE_DIR: c.stateDir, ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.value])) }),
+    cwd: options.io.cwd,
+    now: options.io.now,
+    onSignal: options.io.onSignal,
+  };
+  const code = await options.runCommand(argv, childIO);
+  const meaning = step.expect[code];
+  if (meaning !== undefined && step.capture) {
+    try {
+      step.capture(Buffer.concat(captured).toString('utf8'), state);
+    } catch (error) {
+      result = { ...base, status: 'unexpected', exit_code: code, reason: `could not read its output: ${(error as Error).message}` };
+    }
+  }
+  result ??=
+    meaning !== undefined
+      ? { ...base, status: 'ok', exit_code: code, meaning }
+      : { ...base, status: 'unexpected', exit_code: code, reason: `expected exit ${Object.keys(step.expect).join(' or ')}` };
+  await say(text.outcome(result));
+  return result;
+}
+
+/** The user's environment without any LEADCTL_* setting (it could point at the real service), plus the demo's. */
+function childEnv(userEnv: Record<string, string | undefined>, demo: Record<string, string>): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(userEnv)) if (!k.startsWith('LEADCTL_')) env[k] = v;
+  return { ...env, ...demo };
+}
+
+/** A stream for a command's output that passes everything to `target` (and keeps a copy when asked). */
+function forwardTo(target: OutputStream, copy?: Buffer[]): OutputStream {
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      copy?.push(Buffer.from(chunk));
+      if (target.write(chunk)) done();
+      else target.once('drain', () => done());
+    },
+  });
+  return Object.assign(stream, { isTTY: target.isTTY, columns: target.columns });
+}
+
+function writeTo(stream: OutputStream, s: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.write(s)) resolve();
+    else stream.once('drain', () => resolve());
+  });
+}
+
+async function keptFiles(dir: string): Promise<DemoFile[]> {
+  const names = (await readdir(dir).catch(() => [] as string[])).sort();
+  const files: DemoFile[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    const records = parse(await readFile(path), { bom: true, relax_column_count: true, skip_empty_lines: true }) as unknown[];
+    files.push({ path, rows: Math.max(0, records.length - 1) });
+  }
+  return files;
+}
+
+function keepInstructions(sandbox: RunningSandbox, configDir: string): string {
+  const keys = sandbox.campaigns.map((c) => `  ${c.name}${c.price_reject ? ' (price reject)' : ''}: LEADCTL_API_KEY=${c.api_key}`);
+  return [
+    '',
+    `The sandbox keeps running on ${sandbox.baseUrl} (--keep). Point leadctl at it from another terminal:`,
+    '',
+    `  export LEADCTL_CONFIG_DIR=${configDir}`,
+    '  leadctl auth status',
+    '  leadctl lists ls',
+    `  leadctl leads ids --date today`,
+    '',
+    'That folder holds the demo\'s profile (base URL, client id and secret). Campaign keys for `leadctl legacy post`:',
+    ...keys,
+    '',
+    'The folder is removed when the sandbox stops. Press Ctrl-C to stop it.',
+    '',
+  ].join('\n');
+}
+
+/** Waits for SIGINT or SIGTERM (the demo's own handler is replaced, so the signal does not end the process). */
+function waitForSignal(io: IO, releaseDemoHandler: () => void): Promise<'SIGINT' | 'SIGTERM'> {
+  releaseDemoHandler();
+  return new Promise((resolve) => {
+    const release = io.onSignal((signal) => {
+      release();
+      resolve(signal);
+    });
+  });
+}

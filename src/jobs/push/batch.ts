@@ -1,0 +1,514 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { resolve } from 'node:path';
+import type { ApiClient } from '../../api/client.js';
+import type { IO, Signal } from '../../cli/io.js';
+import { AuthError, ExitCode, InputError, LeadctlError, ValidationError } from '../../errors.js';
+import type { CustomerGroup } from '../../ingest/lms-groups.js';
+import { stageExport, type BatchInput } from '../../ingest/lms-inputs.js';
+import { formatFromName, type InputFormat, type RowProblem } from '../../ingest/lms-rows.js';
+import { NotSortedError, streamGroups } from '../../ingest/lms-stream.js';
+import { IDENTITY_MAPPING, loadMapping, type Mapping } from '../../ingest/mapping.js';
+import { openInput } from '../../ingest/sources.js';
+import { Staging } from '../../ingest/staging.js';
+import { BatchResponseSchema } from '../../schema/loan-performance.js';
+import { chunkBody, Chunker, type Chunk } from './chunker.js';
+import { Journal, journalKey, type SkippedEntry } from './journal.js';
+import { PushLock } from './lock.js';
+import type { PushEvent } from './progress.js';
+import { defaultRejectsName, RejectsWriter } from './rejects.js';
+import { applySkips } from './service-skips.js';
+import { stateDir } from './state-dir.js';
+import { Tally, type PushStatus, type PushSummary } from './summary.js';
+import { validateGroup, type LevelCounts, type Reject } from './validate.js';
+
+/**
+ * `customers batch`: check every record of the export, cut the valid customers into
+ * deterministic chunks and send them with a few requests in flight, journaling each chunk the
+ * service acknowledges. A single file sorted by customer streams straight through; anything else
+ * (several files, any row order, JSON) is staged first. Stops cleanly on SIGINT/SIGTERM, on an
+ * authentication failure or when the service stays unavailable: what was not acknowledged is
+ * left for `--resume`.
+ */
+
+export const BATCH_PATH = '/api/v1/loan-performance/batches/customers';
+export const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
+/** How long in-flight requests may take to finish after SIGINT/SIGTERM before they are cut off. */
+export const DEFAULT_STOP_GRACE_MS = 30_000;
+
+export interface BatchPushRequest {
+  inputs: BatchInput[];
+  mappingPath?: string;
+  format?: InputFormat;
+  rejectsPath?: string;
+  chunkSize: number;
+  maxBytes: number;
+  concurrency: number;
+  validateOnly: boolean;
+  resume: boolean;
+}
+
+export interface PushEnvironment {
+  io: IO;
+  /** Profile name and base URL the run talks to (journal key, lock). */
+  target(): Promise<{ profile: string; baseUrl: string }>;
+  api(): Promise<ApiClient>;
+  onEvent(event: PushEvent): void;
+  /** A diagnostic line on stderr. */
+  warn(line: string): void;
+  stopGraceMs?: number;
+}
+
+export interface PushOutcome {
+  summary: PushSummary;
+  exitCode: number;
+}
+
+type StopReason = { kind: 'signal'; signal: Signal } | { kind: 'auth'; error: LeadctlError } | { kind: 'service'; error: LeadctlError };
+type Mode = 'streamed' | 'staged';
+
+class ReadingStopped extends Error {}
+
+export function runBatchPush(request: BatchPushRequest, env: PushEnvironment): Promise<PushOutcome> {
+  return new BatchRun(request, env).execute();
+}
+
+class BatchRun {
+  private readonly io: IO;
+  private readonly started: Date;
+  private readonly startedMs = performance.now();
+  private readonly sources: string[] = [];
+  private readonly abort = new AbortController();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly notes: string[] = [];
+  private mapping: Mapping = IDENTITY_MAPPING;
+  private tally = new Tally();
+  private rejects: RejectsWriter;
+  private stop: StopReason | undefined;
+  private failure: unknown;
+  private lock: PushLock | undefined;
+  private journal: Journal | undefined;
+  private target: { profile: string; baseUrl: string } | undefined;
+  private client: ApiClient | undefined;
+  private staging: Staging | undefined;
+  private retries = 0;
+  private requests = { total: 0, sent: 0, acknowledgedBefore: 0, notSent: 0 };
+  private doneCustomers = 0;
+  private totalCustomers = 0;
+  private rowsRead = 0;
+  private inputFullyRead = true;
+  private resumed = false;
+
+  constructor(
+    private readonly request: BatchPushRequest,
+    private readonly env: PushEnvironment,
+  ) {
+    this.io = env.io;
+    this.started = this.io.now();
+    this.rejects = this.newRejectsWriter();
+  }
+
+  private newRejectsWriter(): RejectsWriter {
+    return new RejectsWriter(this.request.rejectsPath ?? defaultRejectsName(this.started), this.io.cwd, this.sources, this.request.rejectsPath !== undefined);
+  }
+
+  async execute(): Promise<PushOutcome> {
+    const { request, env, io } = this;
+    const dir = stateDir(io.env);
+    let releaseSignals: (() => void) | undefined;
+    try {
+      this.mapping = request.mappingPath ? await loadMapping(request.mappingPath, io.cwd) : IDENTITY_MAPPING;
+      if (!request.validateOnly) {
+        this.target = await env.target();
+        this.lock = PushLock.acquire(dir, this.target.profile, 'customers batch', this.started);
+      }
+      releaseSignals = io.onSignal((signal) => this.onSignal(signal));
+      if (!request.validateOnly) {
+        this.client = await env.api();
+        // Fail on bad credentials before reading a million rows, not after.
+        await this.client.token();
+      }
+
+      const streamable = this.streamableInput();
+      let digest = streamable ? await this.fileDigest([streamable]) : undefined;
+      let mode: Mode = streamable ? 'streamed' : 'staged';
+      if (digest !== undefined && !request.validateOnly) {
+        const previous = this.openJournal(dir, digest, mode);
+        if (previous === 'staged') mode = 'staged';
+      }
+
+      if (mode === 'streamed') {
+        try {
+          await this.pushStreamed(streamable!);
+        } catch (err) {
+          if (!(err instanceof NotSortedError)) throw err;
+          await this.drain();
+          this.notes.push(`${streamable!.path} is not sorted by customer (${err.message}); it was staged instead${this.requests.sent ? `, and the ${this.requests.sent} request(s) already sent were sent again (upserts are safe to repeat)` : ''}`);
+          this.resetForStaging();
+          mode = 'staged';
+          if (!request.validateOnly) this.openJournal(dir, digest!, mode, true);
+          await this.pushStaged(dir, digest);
+        }
+      } else {
+        await this.pushStaged(dir, digest);
+      }
+      const complete = this.stop === undefined && !request.validateOnly;
+      if (complete) this.journal!.markComplete(io.now());
+      return this.summarize();
+    } catch (err) {
+      if (err instanceof ReadingStopped) return this.summarize();
+      throw err;
+    } finally {
+      this.abort.abort(new Error('the push ended'));
+      releaseSignals?.();
+      this.rejects.close();
+      this.journal?.close();
+      this.staging?.close();
+      this.lock?.release();
+    }
+  }
+
+  private onSignal(signal: Signal): void {
+    if (this.stop?.kind === 'signal') {
+      this.abort.abort(new Error(`stopped by a second ${signal}`));
+      return;
+    }
+    this.stop ??= { kind: 'signal', signal };
+    this.env.onEvent({ type: 'stopping', reason: signal, inFlight: this.inFlight.size });
+    const grace = this.env.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+    setTimeout(() => this.abort.abort(new Error('the wait for requests in flight ran out')), grace).unref();
+  }
+
+  /** One named CSV file with a row per payment can stream; anything else is staged. */
+  private streamableInput(): BatchInput | undefined {
+    const { inputs, format } = this.request;
+    if (inputs.length !== 1 || inputs[0]!.role !== 'auto' || inputs[0]!.path === '-') return undefined;
+    return (format ?? formatFromName(inputs[0]!.path)) === 'csv' ? inputs[0] : undefined;
+  }
+
+  /** Digest of the mapping and the files' bytes (not their names): the journal's key. */
+  private async fileDigest(inputs: BatchInput[]): Promise<string> {
+    const digest = createHash('sha256').update(`mapping:${JSON.stringify(this.mapping.spec)}\n`);
+    for (const input of inputs) {
+      const hash = createHash('sha256');
+      try {
+        for await (const chunk of createReadStream(resolve(this.io.cwd, input.path), { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+      } catch (err) {
+        // openInput says it better (no such file, a directory…).
+        await openInput(input.path, this.io);
+        throw new InputError(`could not be read: ${(err as Error).message}`, { file: input.path });
+      }
+      digest.update(`${input.role}:${hash.digest('hex')}\n`);
+    }
+    return digest.digest('hex');
+  }
+
+  /** Opens (or, with --resume, continues) the journal; returns the mode an earlier run used. */
+  private openJournal(dir: string, digest: string, mode: Mode, fresh = false): Mode | undefined {
+    const { request } = this;
+    const key = journalKey(digest, this.target!.profile, this.target!.baseUrl);
+    this.journal?.close();
+    const opened = Journal.open(
+      dir,
+      { key, profile: this.target!.profile, base_url: this.target!.baseUrl, inputs: request.inputs.map((i) => `${i.role}:${i.path}`), settings: { maxCustomers: request.chunkSize, maxBytes: request.maxBytes }, mode },
+      request.resume && !fresh,
+      this.started,
+    );
+    this.journal = opened.journal;
+    if (fresh) return undefined;
+    this.resumed = opened.resumed;
+    if (request.resume && !opened.resumed) this.env.warn('nothing to resume for these inputs (no journal of an interrupted push); sending everything');
+    if (opened.resumed) this.env.onEvent({ type: 'resuming', acknowledged: this.journal.acknowledged, journal: this.journal.path });
+    return opened.resumed ? (this.journal.header.mode ?? 'staged') : undefined;
+  }
+
+  private resetForStaging(): void {
+    this.rejects.close();
+    this.rejects = this.newRejectsWriter();
+    this.tally = new Tally();
+    this.sources.length = 0;
+    this.requests = { total: 0, sent: 0, acknowledgedBefore: 0, notSent: 0 };
+    this.doneCustomers = 0;
+    this.rowsRead = 0;
+    this.inputFullyRead = true;
+  }
+
+  private readProblem = (p: RowProblem): void => {
+    const key = `${p.level}s` as keyof LevelCounts;
+    this.tally.read[key]++;
+    this.tally.rejected[key]++;
+    this.rejects.add({ ...p, customerId: p.customerId ?? '' });
+  };
+
+  // ---- the two ways in ----------------------------------------------------------------------
+
+  private async pushStreamed(input: BatchInput): Promise<void> {
+    const opened = await openInput(input.path, this.io);
+    this.sources.push(opened.name);
+    const groups = streamGroups(opened, {
+      mapping: this.mapping,
+      src: 0,
+      problems: this.readProblem,
+      onRows: (rows) => {
+        this.rowsRead = rows;
+        this.env.onEvent({ type: 'reading', file: opened.name, rows });
+      },
+    });
+    this.totalCustomers = 0;
+    let rows = 0;
+    const counted = (async function* () {
+      const result = yield* groups;
+      rows = result;
+    })();
+    await this.pushGroups(counted, true);
+    this.rowsRead = Math.max(this.rowsRead, rows);
+  }
+
+  private async pushStaged(dir: string, knownDigest: string | undefined): Promise<void> {
+    const { request, io } = this;
+    this.staging = new Staging(io.env.LEADCTL_TMPDIR || undefined, this.sources);
+    const staged = await stageExport({
+      inputs: request.inputs,
+      mapping: this.mapping,
+      format: request.format,
+      problems: this.readProblem,
+      io,
+      staging: this.staging,
+      onRows: (file, rows) => {
+        // A signal while reading: stop here; nothing is in flight yet, so there is nothing to wait for.
+        if (this.stop !== undefined) {
+          this.inputFullyRead = false;
+          throw new ReadingStopped();
+        }
+        this.env.onEvent({ type: 'reading', file, rows });
+      },
+    });
+    this.rowsRead = staged.rowsRead;
+    this.env.onEvent({ type: 'staged', rows: staged.rowsRead, seconds: (performance.now() - this.startedMs) / 1000 });
+    this.totalCustomers = this.staging.customerCount(staged.shape);
+    if (!request.validateOnly && this.journal === undefined) this.openJournal(dir, knownDigest ?? (await this.stagedDigest(staged.digest)), 'staged');
+    await this.pushGroups(staged.groups(), false);
+  }
+
+  /** Files are keyed by their bytes; standard input only by what was read from it. */
+  private async stagedDigest(readDigest: string): Promise<string> {
+    if (this.request.inputs.some((i) => i.path === '-')) return readDigest;
+    return this.fileDigest(this.request.inputs);
+  }
+
+  // ---- check, chunk, send ----------------------------------------------------------------
+
+  private async pushGroups(groups: Iterable<CustomerGroup> | AsyncIterable<CustomerGroup>, streaming: boolean): Promise<void> {
+    const { request } = this;
+    const chunker = new Chunker({ maxCustomers: request.chunkSize, maxBytes: request.maxBytes });
+    const iterator = Symbol.asyncIterator in groups ? (groups as AsyncIterable<CustomerGroup>)[Symbol.asyncIterator]() : (groups as Iterable<CustomerGroup>)[Symbol.iterator]();
+    let stoppedEarly = false;
+    try {
+      while (true) {
+        if (this.stop !== undefined) {
+          stoppedEarly = true;
+          break;
+        }
+        const next = await iterator.next();
+        if (next.done) break;
+        if (streaming) this.totalCustomers++;
+        const result = validateGroup(next.value);
+        Tally.add(this.tally.read, result.seen);
+        Tally.add(this.tally.rejected, result.rejected);
+        Tally.add(this.tally.duplicates, result.duplicates);
+        this.writeRejects(result.rejects);
+        if (!result.valid) continue;
+        Tally.add(this.tally.valid, { customers: 1, loans: result.valid.loans, payments: result.valid.payments });
+        const closed = chunker.add(result.valid);
+        if (closed) await this.dispatch(closed);
+      }
+      if (!stoppedEarly) {
+        const last = chunker.finish();
+        if (last) await this.dispatch(last);
+      }
+      await this.drain();
+    } catch (err) {
+      await iterator.return?.();
+      throw err;
+    }
+    if (this.failure !== undefined) throw this.failure;
+    if (!stoppedEarly) return;
+    // What was read but not sent is accounted as not sent; a staged export is counted to the end.
+    const unsent = chunker.finish();
+    if (unsent) this.pending(unsent);
+    if (streaming && this.stop?.kind === 'signal') {
+      // Someone is waiting for the process to end: reading the rest just to count it can wait for --resume.
+      this.inputFullyRead = false;
+      await iterator.return?.();
+      return;
+    }
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      const g = next.value;
+      const counts: LevelCounts = { customers: 1, loans: g.loans.length, payments: g.loans.reduce((n, l) => n + l.payments.length, 0) + g.orphans.reduce((n, o) => n + o.payments.length, 0) };
+      Tally.add(this.tally.read, counts);
+      Tally.add(this.tally.notSent, counts);
+    }
+  }
+
+  private async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.race(this.inFlight);
+  }
+
+  private writeRejects(list: readonly Reject[]): void {
+    for (const r of list) this.rejects.add(r);
+  }
+
+  private countChunk(chunk: Chunk): LevelCounts {
+    return {
+      customers: chunk.customers.length,
+      loans: chunk.customers.reduce((n, c) => n + c.loans, 0),
+      payments: chunk.customers.reduce((n, c) => n + c.payments, 0),
+    };
+  }
+
+  private settle(chunk: Chunk, skipped: readonly SkippedEntry[], outcome: 'accepted' | 'from-journal'): void {
+    const sent = this.countChunk(chunk);
+    const result = applySkips(chunk.customers.map((c) => c.trace), skipped);
+    this.writeRejects(result.rejects);
+    Tally.add(this.tally.sent, sent);
+    Tally.add(this.tally.accepted, sent);
+    Tally.add(this.tally.accepted, result.rejected, -1);
+    Tally.add(this.tally.rejected, result.rejected);
+    this.doneCustomers += sent.customers;
+    this.env.onEvent({ type: 'request', index: chunk.index, outcome, ...sent, skipped: skipped.length, doneCustomers: this.doneCustomers, totalCustomers: this.totalCustomers, requestsDone: this.requests.sent + this.requests.acknowledgedBefore });
+  }
+
+  private pending(chunk: Chunk): void {
+    this.requests.notSent++;
+    Tally.add(this.tally.notSent, this.countChunk(chunk));
+  }
+
+  private ackEntry(chunk: Chunk, skipped: SkippedEntry[]) {
+    return { chunk: chunk.index, first: chunk.customers[0]!.customerId, last: chunk.customers[chunk.customers.length - 1]!.customerId, customers: chunk.customers.length, skipped, at: this.io.now().toISOString() };
+  }
+
+  private async dispatch(chunk: Chunk): Promise<void> {
+    const { request } = this;
+    this.requests.total++;
+    if (request.validateOnly) {
+      const sent = this.countChunk(chunk);
+      this.doneCustomers += sent.customers;
+      this.env.onEvent({ type: 'request', index: chunk.index, outcome: 'would-send', ...sent, skipped: 0, doneCustomers: this.doneCustomers, totalCustomers: this.totalCustomers, requestsDone: this.requests.total });
+      return;
+    }
+    const ack = this.journal!.ack(chunk.index);
+    if (ack) {
+      const entry = this.ackEntry(chunk, []);
+      if (ack.first !== entry.first || ack.last !== entry.last || ack.customers !== entry.customers) {
+        throw new LeadctlError('journal_mismatch', ExitCode.UNEXPECTED, `the journal ${this.journal!.path} does not match request ${chunk.index + 1} of these inputs`, {
+          hint: 'rerun without --resume to send everything again (upserts are safe to repeat)',
+        });
+      }
+      this.requests.acknowledgedBefore++;
+      this.settle(chunk, ack.skipped, 'from-journal');
+      return;
+    }
+    while (this.inFlight.size >= request.concurrency && this.stop === undefined) await Promise.race(this.inFlight);
+    if (this.stop !== undefined) {
+      this.pending(chunk);
+      return;
+    }
+    const task: Promise<void> = this.send(chunk)
+      .catch((err) => {
+        this.failure ??= err;
+        this.stop ??= { kind: 'service', error: err instanceof LeadctlError ? err : new LeadctlError('unexpected', ExitCode.UNEXPECTED, String(err)) };
+      })
+      .finally(() => this.inFlight.delete(task));
+    this.inFlight.add(task);
+  }
+
+  private async send(chunk: Chunk): Promise<void> {
+    const body = chunkBody(chunk);
+    try {
+      const res = await this.client!.send({
+        method: 'POST',
+        path: BATCH_PATH,
+        body: () => (async function* () { yield body; })(),
+        auth: 'bearer',
+        repeat: 'safe',
+        signal: this.abort.signal,
+      });
+      this.retries += res.attempts - 1;
+      const parsed = BatchResponseSchema.safeParse(res.body);
+      // Another shape from the real service: a 2xx is success, and nothing is known to be skipped.
+      const skipped: SkippedEntry[] = parsed.success ? parsed.data.data.skipped.map((s) => ({ path: s.path, id: s.id, errors: s.errors })) : [];
+      this.requests.sent++;
+      this.journal!.record(this.ackEntry(chunk, skipped));
+      this.settle(chunk, skipped, 'accepted');
+    } catch (err) {
+      if (err instanceof ValidationError) {
+        // The request as a whole was refused (nothing stored): every record of it is rejected.
+        this.requests.sent++;
+        const reason = `refused by the service (HTTP 422): ${err.message}`;
+        const skipped = chunk.customers.map((c, i) => ({ path: `customers.${i}`, id: c.customerId, errors: [reason] }));
+        this.journal!.record(this.ackEntry(chunk, skipped));
+        this.settle(chunk, skipped, 'accepted');
+        return;
+      }
+      this.pending(chunk);
+      if (this.abort.signal.aborted) return;
+      if (err instanceof AuthError) this.stop ??= { kind: 'auth', error: err };
+      else if (err instanceof LeadctlError && err.exitCode === ExitCode.SERVICE) this.stop ??= { kind: 'service', error: err };
+      else throw err;
+    }
+  }
+
+  // ---- summary ------------------------------------------------------------------------------
+
+  private summarize(): PushOutcome {
+    const { request, tally, stop } = this;
+    this.rejects.close();
+    const rejectedAny = this.rejects.count > 0;
+    let status: PushStatus;
+    let exitCode: number;
+    let error: PushSummary['error'];
+    if (stop?.kind === 'signal') {
+      status = 'interrupted';
+      exitCode = stop.signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM;
+    } else if (stop?.kind === 'auth') {
+      status = 'authentication_failed';
+      exitCode = ExitCode.AUTH;
+      error = { code: stop.error.code, message: stop.error.message };
+    } else if (stop?.kind === 'service') {
+      status = 'service_unavailable';
+      exitCode = stop.error.exitCode;
+      error = { code: stop.error.code, message: stop.error.message };
+    } else if (request.validateOnly) {
+      status = rejectedAny ? 'validated_with_rejects' : 'validated';
+      exitCode = rejectedAny ? ExitCode.REJECTED : ExitCode.OK;
+    } else {
+      status = rejectedAny ? 'completed_with_rejects' : 'completed';
+      exitCode = rejectedAny ? ExitCode.REJECTED : ExitCode.OK;
+    }
+    const notes = [...this.notes];
+    if (!this.inputFullyRead) notes.push('the rest of the export was not read: rerun with --resume to continue');
+    const elapsed = (performance.now() - this.startedMs) / 1000;
+    const summary: PushSummary = {
+      command: 'customers batch',
+      status,
+      validate_only: request.validateOnly,
+      resumed: this.resumed,
+      rows_read: this.rowsRead,
+      customers: tally.level('customers'),
+      loans: tally.level('loans'),
+      payments: tally.level('payments'),
+      duplicates: tally.duplicates.customers + tally.duplicates.loans + tally.duplicates.payments,
+      requests: { total: this.requests.total, sent: this.requests.sent, acknowledged_before: this.requests.acknowledgedBefore, not_sent: this.requests.notSent },
+      retries: this.retries,
+      elapsed_seconds: Math.round(elapsed * 10) / 10,
+      rows_per_second: elapsed > 0 ? Math.round(this.rowsRead / elapsed) : 0,
+      rejects_file: this.rejects.created ? this.rejects.path : null,
+      rejects: this.rejects.count,
+      journal: this.journal?.path ?? null,
+      exit_code: exitCode,
+      ...(error ? { error } : {}),
+      ...(notes.length ? { notes } : {}),
+    };
+    return { summary, exitCode };
+  }
+}

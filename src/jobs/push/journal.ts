@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { UsageError } from '../../errors.js';
+
+/**
+ * The journal of a push: one file per (inputs' content, profile, base URL) in the state folder,
+ * holding a header line and then one line per chunk the service acknowledged. Lines are appended
+ * and flushed to disk as acknowledgements arrive, so a process killed at any moment leaves a
+ * journal that is right up to its last complete line (a torn last line is ignored).
+ */
+
+export interface JournalSettings {
+  maxCustomers: number;
+  maxBytes: number;
+}
+
+export interface JournalHeader {
+  type: 'header';
+  version: 1;
+  key: string;
+  created: string;
+  profile: string;
+  base_url: string;
+  inputs: string[];
+  settings: JournalSettings;
+  /** How the chunks were cut: straight from a sorted file, or from the staging. Resume must do the same. */
+  mode?: 'streamed' | 'staged';
+}
+
+export interface SkippedEntry {
+  path: string;
+  id: string | null;
+  errors: string[];
+}
+
+export interface JournalAck {
+  type: 'ack';
+  chunk: number;
+  /** First and last customer id and their count: a check that a rerun cut the same chunk. */
+  first: string;
+  last: string;
+  customers: number;
+  /** What the service reported as skipped in that chunk. */
+  skipped: SkippedEntry[];
+  at: string;
+}
+
+interface JournalDone {
+  type: 'complete';
+  at: string;
+}
+
+/** The journal's key: the content of every input (in order, with its role) and the mapping, the profile and the base URL. */
+export function journalKey(contentDigest: string, profile: string, baseUrl: string): string {
+  return createHash('sha256').update(`${contentDigest}\n${profile}\n${baseUrl.replace(/\/+$/, '')}`).digest('hex');
+}
+
+export class Journal {
+  private fd: number | undefined;
+  private readonly acks = new Map<number, JournalAck>();
+  private completeAt: string | undefined;
+
+  private constructor(
+    readonly path: string,
+    readonly header: JournalHeader,
+  ) {}
+
+  /**
+   * Opens the journal for these inputs. With `resume`, an existing journal is read and continued
+   * (its settings must match); without, a fresh one replaces it.
+   */
+  static open(dir: string, header: Omit<JournalHeader, 'type' | 'version' | 'created'>, resume: boolean, now: Date): { journal: Journal; resumed: boolean } {
+    const folder = join(dir, 'journals');
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const path = join(folder, `${header.key}.ndjson`);
+    if (resume && existsSync(path)) {
+      const journal = Journal.read(path);
+      if (journal) {
+        const a = journal.header.settings;
+        const b = header.settings;
+        if (a.maxCustomers !== b.maxCustomers || a.maxBytes !== b.maxBytes) {
+          throw new UsageError(
+            `the interrupted push was cut with --chunk-size ${a.maxCustomers} --max-bytes ${a.maxBytes}; resume with the same values (this run asked for ${b.maxCustomers} and ${b.maxBytes})`,
+          );
+        }
+        journal.fd = openSync(path, 'a', 0o600);
+        return { journal, resumed: true };
+      }
+    }
+    const full: JournalHeader = { type: 'header', version: 1, created: now.toISOString(), ...header };
+    const journal = new Journal(path, full);
+    const temporary = `${path}.${process.pid}.tmp`;
+    const fd = openSync(temporary, 'w', 0o600);
+    writeSync(fd, JSON.stringify(full) + '\n');
+    fsyncSync(fd);
+    closeSync(fd);
+    renameSync(temporary, path);
+    journal.fd = openSync(path, 'a', 0o600);
+    return { journal, resumed: false };
+  }
+
+  private static read(path: string): Journal | undefined {
+    const lines = readFileSync(path, 'utf8').split('\n');
+    let journal: Journal | undefined;
+    for (const line of lines) {
+      if (line.trim() === '') continue;
+      let entry: JournalHeader | JournalAck | JournalDone;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        continue; // a line torn by a crash: that chunk is simply sent again
+      }
+      if (entry.type === 'header') journal = new Journal(path, entry);
+      else if (journal && entry.type === 'ack') journal.acks.set(entry.chunk, entry);
+      else if (journal && entry.type === 'complete') journal.completeAt = entry.at;
+    }
+    return journal;
+  }
+
+  get acknowledged(): number {
+    return this.acks.size;
+  }
+
+  get complete(): boolean {
+    return this.completeAt !== undefined;
+  }
+
+  ack(chunk: number): JournalAck | undefined {
+    return this.acks.get(chunk);
+  }
+
+  record(entry: Omit<JournalAck, 'type'>): void {
+    const ack: JournalAck = { type: 'ack', ...entry };
+    this.acks.set(ack.chunk, ack);
+    this.append(ack);
+  }
+
+  markComplete(now: Date): void {
+    this.completeAt = now.toISOString();
+    this.append({ type: 'complete', at: this.completeAt });
+  }
+
+  private append(entry: object): void {
+    if (this.fd === undefined) return;
+    writeSync(this.fd, JSON.stringify(entry) + '\n');
+    fsyncSync(this.fd);
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}

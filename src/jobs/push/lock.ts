@@ -1,0 +1,105 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { ExitCode, LockedError } from '../../errors.js';
+
+/**
+ * One push per profile at a time: an overlapping cron run must not send the same export twice
+ * in parallel or write the same journal. The lock is a file created exclusively, holding the
+ * owner's pid and host; a lock whose process is gone (a crash, SIGKILL) is taken over.
+ */
+
+/** Exit code of a run that found another push holding the profile's lock. */
+export const LOCKED_EXIT_CODE = ExitCode.LOCKED;
+
+export class PushLockedError extends LockedError {
+  constructor(message: string, hint: string) {
+    super(message, { hint });
+  }
+}
+
+interface LockOwner {
+  pid: number;
+  host: string;
+  started: string;
+  command: string;
+}
+
+/** A lock file that was half written by a process that died right away is stale after this. */
+const UNREADABLE_STALE_MS = 30_000;
+
+export class PushLock {
+  private constructor(
+    readonly path: string,
+    private readonly owner: LockOwner,
+  ) {}
+
+  static acquire(dir: string, profile: string, command: string, now: Date): PushLock {
+    const folder = join(dir, 'locks');
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const path = join(folder, `${profile.replace(/[^A-Za-z0-9._-]/g, '_')}.lock`);
+    const owner: LockOwner = { pid: process.pid, host: hostname(), started: now.toISOString(), command };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const fd = openSync(path, 'wx', 0o600);
+        writeSync(fd, JSON.stringify(owner) + '\n');
+        closeSync(fd);
+        return new PushLock(path, owner);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const holder = readOwner(path);
+      if (holder === 'gone') continue;
+      if (holder === 'unreadable' ? isOld(path) : isDead(holder)) {
+        rmSync(path, { force: true });
+        continue;
+      }
+      const who = holder === 'unreadable' ? 'another process' : `process ${holder.pid} on ${holder.host}, started ${holder.started}`;
+      throw new PushLockedError(`another push is running for profile "${profile}" (${who}); not starting a second one`, `wait for it to finish; if no push is running, delete ${path}`);
+    }
+    throw new PushLockedError(`could not take the push lock for profile "${profile}"`, `if no push is running, delete ${path}`);
+  }
+
+  /** Removes the lock if it is still ours. */
+  release(): void {
+    const holder = readOwner(this.path);
+    if (typeof holder === 'object' && holder.pid === this.owner.pid && holder.host === this.owner.host && holder.started === this.owner.started) {
+      rmSync(this.path, { force: true });
+    }
+  }
+}
+
+function readOwner(path: string): LockOwner | 'unreadable' | 'gone' {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'gone' : 'unreadable';
+  }
+  try {
+    const owner = JSON.parse(text) as LockOwner;
+    return typeof owner.pid === 'number' && typeof owner.host === 'string' ? owner : 'unreadable';
+  } catch {
+    return 'unreadable';
+  }
+}
+
+function isDead(owner: LockOwner): boolean {
+  // A process on another machine (a shared state folder) cannot be checked: it is assumed alive.
+  if (owner.host !== hostname()) return false;
+  if (owner.pid === process.pid) return false;
+  try {
+    process.kill(owner.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+function isOld(path: string): boolean {
+  try {
+    return Date.now() - statSync(path).mtimeMs > UNREADABLE_STALE_MS;
+  } catch {
+    return true;
+  }
+}

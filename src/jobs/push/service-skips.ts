@@ -1,0 +1,80 @@
+import type { SkippedEntry } from './journal.js';
+import { zeroCounts, type CustomerTrace, type LevelCounts, type Reject } from './validate.js';
+
+/**
+ * The service's "skipped" list for a chunk → rejects naming the source rows, and the records
+ * that were therefore not stored (a skipped loan takes its payments with it).
+ */
+
+const PATH = /^customers\.(\d+)(?:\.loans\.(\d+)(?:\.payments\.(\d+))?)?$/;
+
+export interface SkipOutcome {
+  rejects: Reject[];
+  rejected: LevelCounts;
+}
+
+/** `payment_at: required` → field `payment_at`, reason `required`; anything else stays whole. */
+function splitError(error: string): { field?: string; reason: string } {
+  const m = /^([A-Za-z_][\w.[\]]*): (.+)$/s.exec(error);
+  return m ? { field: m[1], reason: m[2]! } : { reason: error };
+}
+
+export function applySkips(traces: readonly CustomerTrace[], skipped: readonly SkippedEntry[]): SkipOutcome {
+  const rejects: Reject[] = [];
+  const rejected = zeroCounts();
+  // Only the outermost skipped object counts; an inner one listed as well is already inside it.
+  const seen = new Set<string>();
+  const sorted = [...skipped].sort((a, b) => a.path.split('.').length - b.path.split('.').length);
+  for (const entry of sorted) {
+    const m = PATH.exec(entry.path);
+    const errors = entry.errors.length ? entry.errors : ['skipped by the service'];
+    const customer = m ? traces[Number(m[1])] : undefined;
+    if (!m || !customer) {
+      // A path this run did not send: report it as the service said it, against nothing in particular.
+      rejects.push({ level: 'customer', src: traces[0]?.src ?? 0, row: 0, customerId: entry.id ?? '', reason: `skipped by the service at ${entry.path}: ${errors.join('; ')}` });
+      continue;
+    }
+    const c = Number(m[1]);
+    if (seen.has(`${c}`) || (m[2] !== undefined && seen.has(`${c}.${m[2]}`))) continue;
+    const say = (reason: string) => `skipped by the service: ${reason}`;
+    if (m[2] === undefined) {
+      seen.add(`${c}`);
+      rejected.customers++;
+      for (const e of errors) rejects.push({ level: 'customer', src: customer.src, row: customer.row, customerId: customer.customerId, ...splitField(e, say) });
+      for (const loan of customer.loans) {
+        rejected.loans++;
+        rejects.push({ level: 'loan', src: loan.origin.src, row: loan.origin.row, customerId: customer.customerId, loanId: loan.loanId, reason: 'not stored: its customer was skipped by the service' });
+        for (const p of loan.payments) {
+          rejected.payments++;
+          rejects.push({ level: 'payment', src: p.origin.src, row: p.origin.row, customerId: customer.customerId, loanId: loan.loanId, paymentId: p.paymentId, reason: 'not stored: its customer was skipped by the service' });
+        }
+      }
+      continue;
+    }
+    const loan = customer.loans[Number(m[2])];
+    if (!loan) continue;
+    if (m[3] === undefined) {
+      seen.add(`${c}.${m[2]}`);
+      rejected.loans++;
+      for (const e of errors) rejects.push({ level: 'loan', src: loan.origin.src, row: loan.origin.row, customerId: customer.customerId, loanId: loan.loanId, ...splitField(e, say) });
+      for (const p of loan.payments) {
+        rejected.payments++;
+        rejects.push({ level: 'payment', src: p.origin.src, row: p.origin.row, customerId: customer.customerId, loanId: loan.loanId, paymentId: p.paymentId, reason: 'not stored: its loan was skipped by the service' });
+      }
+      continue;
+    }
+    const payment = loan.payments[Number(m[3])];
+    if (!payment || seen.has(entry.path)) continue;
+    seen.add(entry.path);
+    rejected.payments++;
+    for (const e of errors) {
+      rejects.push({ level: 'payment', src: payment.origin.src, row: payment.origin.row, customerId: customer.customerId, loanId: loan.loanId, paymentId: payment.paymentId, ...splitField(e, say) });
+    }
+  }
+  return { rejects, rejected };
+}
+
+function splitField(error: string, say: (reason: string) => string): { field?: string; reason: string } {
+  const { field, reason } = splitError(error);
+  return { field, reason: say(reason) };
+}

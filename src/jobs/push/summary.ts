@@ -1,0 +1,118 @@
+import type { LevelCounts } from './validate.js';
+
+/**
+ * What a push did, record by record: every record read ends accepted, rejected (listed in the
+ * rejects file), a duplicate (superseded by a later one, also listed) or not sent yet (kept for
+ * `--resume`). The same object is printed as JSON and drawn as a table.
+ */
+
+export type PushStatus = 'completed' | 'completed_with_rejects' | 'validated' | 'validated_with_rejects' | 'interrupted' | 'service_unavailable' | 'authentication_failed';
+
+export interface LevelSummary {
+  read: number;
+  valid: number;
+  sent: number;
+  accepted: number;
+  rejected: number;
+  duplicates: number;
+  not_sent: number;
+}
+
+export interface PushSummary {
+  command: string;
+  status: PushStatus;
+  validate_only: boolean;
+  resumed: boolean;
+  rows_read: number;
+  customers: LevelSummary;
+  loans: LevelSummary;
+  payments: LevelSummary;
+  duplicates: number;
+  requests: { total: number; sent: number; acknowledged_before: number; not_sent: number };
+  retries: number;
+  elapsed_seconds: number;
+  rows_per_second: number;
+  rejects_file: string | null;
+  rejects: number;
+  journal: string | null;
+  exit_code: number;
+  error?: { code: string; message: string };
+  /** Things the operator should know about this run (e.g. an unsorted export was staged). */
+  notes?: string[];
+}
+
+export class Tally {
+  readonly read = counts();
+  readonly valid = counts();
+  readonly sent = counts();
+  readonly accepted = counts();
+  readonly rejected = counts();
+  readonly duplicates = counts();
+  readonly notSent = counts();
+
+  static add(target: LevelCounts, source: LevelCounts, sign = 1): void {
+    target.customers += sign * source.customers;
+    target.loans += sign * source.loans;
+    target.payments += sign * source.payments;
+  }
+
+  level(key: keyof LevelCounts): LevelSummary {
+    return {
+      read: this.read[key],
+      valid: this.valid[key],
+      sent: this.sent[key],
+      accepted: this.accepted[key],
+      rejected: this.rejected[key],
+      duplicates: this.duplicates[key],
+      not_sent: this.notSent[key],
+    };
+  }
+}
+
+function counts(): LevelCounts {
+  return { customers: 0, loans: 0, payments: 0 };
+}
+
+const STATUS_WORDS: Record<PushStatus, string> = {
+  completed: 'completed: everything was accepted',
+  completed_with_rejects: 'completed, with rejected records (see the rejects file)',
+  validated: 'validated: everything would be sent (nothing was sent)',
+  validated_with_rejects: 'validated, with records that would be rejected (nothing was sent)',
+  interrupted: 'interrupted: rerun with --resume to send the rest',
+  service_unavailable: 'stopped: the service stayed unavailable; rerun with --resume to send the rest',
+  authentication_failed: 'stopped: authentication failed; fix the credentials and rerun with --resume',
+};
+
+/** A plain table for people (stdout), then the totals and where the files are. */
+export function renderSummary(s: PushSummary): string {
+  const levels: [string, LevelSummary][] = [
+    ['customers', s.customers],
+    ['loans', s.loans],
+    ['payments', s.payments],
+  ];
+  const headers = ['', 'read', 'valid', s.validate_only ? 'would send' : 'sent', 'accepted', 'rejected', 'duplicates', 'not sent'];
+  const rows = levels.map(([name, l]) => [name, l.read, l.valid, s.validate_only ? l.valid : l.sent, l.accepted, l.rejected, l.duplicates, l.not_sent].map((v) => (typeof v === 'number' ? v.toLocaleString('en-US') : v)));
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  const out: string[] = [];
+  out.push(`${s.command}: ${STATUS_WORDS[s.status]}`);
+  out.push('');
+  out.push(line(headers));
+  for (const r of rows) out.push(line(r.map(String)));
+  out.push('');
+  const requests = s.validate_only
+    ? `${s.requests.total.toLocaleString('en-US')} would be sent`
+    : `${s.requests.sent.toLocaleString('en-US')} sent` +
+      (s.requests.acknowledged_before ? `, ${s.requests.acknowledged_before.toLocaleString('en-US')} acknowledged in an earlier run` : '') +
+      (s.requests.not_sent ? `, ${s.requests.not_sent.toLocaleString('en-US')} not sent` : '') +
+      ` (of ${s.requests.total.toLocaleString('en-US')})`;
+  out.push(`rows read      ${s.rows_read.toLocaleString('en-US')}`);
+  out.push(`requests       ${requests}`);
+  out.push(`retries        ${s.retries.toLocaleString('en-US')}`);
+  out.push(`elapsed        ${s.elapsed_seconds.toFixed(1)} s (${s.rows_per_second.toLocaleString('en-US')} rows/s)`);
+  if (s.rejects_file) out.push(`rejects file   ${s.rejects_file} (${s.rejects.toLocaleString('en-US')} line${s.rejects === 1 ? '' : 's'})`);
+  if (s.journal && s.status !== 'completed' && s.status !== 'completed_with_rejects') out.push(`journal        ${s.journal}`);
+  if (s.error) out.push(`error          ${s.error.message}`);
+  for (const note of s.notes ?? []) out.push(`note           ${note}`);
+  return out.join('\n') + '\n';
+}

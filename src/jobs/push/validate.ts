@@ -1,0 +1,197 @@
+import { BatchLoanSchema, BatchPaymentSchema } from '../../schema/loan-performance.js';
+import { formatZodIssues, type FormattableIssue } from '../../schema/common.js';
+import { loanLooksValid, paymentLooksValid } from './fast-check.js';
+import type { FieldError } from '../../ingest/mapping.js';
+import type { CustomerGroup, GroupLoan, SourceRecord } from '../../ingest/lms-groups.js';
+import type { Origin } from '../../ingest/staging.js';
+
+/**
+ * A customer group → what can be sent, and a reject for everything that cannot, with the
+ * service's skip semantics: a bad payment is dropped from its loan, a bad loan (with its payments)
+ * from its customer, and a customer is dropped only when no loan is left. The shared schemas
+ * decide field rules, so "valid here" is "valid there".
+ */
+
+export type RecordLevel = 'customer' | 'loan' | 'payment';
+
+export interface Reject extends Origin {
+  level: RecordLevel;
+  customerId: string;
+  loanId?: string;
+  paymentId?: string;
+  field?: string;
+  reason: string;
+  /** Set for a record superseded by a later one with the same id (a duplicate, rather than refused). */
+  supersededBy?: Origin;
+}
+
+/** Where each object of a customer's JSON came from, index for index, to place the service's skips. */
+export interface CustomerTrace extends Origin {
+  customerId: string;
+  loans: { loanId: string; origin: Origin; payments: { paymentId: string; origin: Origin }[] }[];
+}
+
+export interface ValidCustomer {
+  customerId: string;
+  /** The batch customer object, serialised once (its length is the byte budget's measure). */
+  json: string;
+  loans: number;
+  payments: number;
+  trace: CustomerTrace;
+}
+
+export interface GroupResult {
+  valid?: ValidCustomer;
+  rejects: Reject[];
+  /** Records seen in the group (duplicates included), by level. */
+  seen: LevelCounts;
+  /** Records refused (each once, however many problems it has), by level. */
+  rejected: LevelCounts;
+  /** Records superseded by a later one with the same id, by level. */
+  duplicates: LevelCounts;
+}
+
+export interface LevelCounts {
+  customers: number;
+  loans: number;
+  payments: number;
+}
+
+export const zeroCounts = (): LevelCounts => ({ customers: 0, loans: 0, payments: 0 });
+const plural = { customer: 'customers', loan: 'loans', payment: 'payments' } as const;
+
+const FIELD_ORDER_LOAN = ['loan_id', 'lead_id', 'management_system_id', 'is_lead_loan'];
+
+function problemsOf(record: SourceRecord, issues: { path: string; message: string }[]): FieldError[] {
+  const converted = new Set(record.errors.map((e) => e.field));
+  // A value that failed conversion is absent to the schema, which then calls it "required": say it once.
+  const fromSchema = issues.filter((i) => !converted.has(i.path)).map((i) => ({ field: i.path, reason: i.message }));
+  return [...record.errors, ...fromSchema];
+}
+
+/** The shared schema's verdict, in words; only run when the quick check had doubts (or conversion failed). */
+function schemaProblems(record: SourceRecord, schema: { safeParse(value: unknown): { success: boolean; error?: { issues: readonly FormattableIssue[] } } }, value: unknown): FieldError[] {
+  const check = schema.safeParse(value);
+  return problemsOf(record, check.success ? [] : formatZodIssues(check.error!));
+}
+
+function describeColumn(error: FieldError): string {
+  return error.column && error.column !== error.field ? ` (column "${error.column}")` : '';
+}
+
+export function validateGroup(group: CustomerGroup): GroupResult {
+  const rejects: Reject[] = [];
+  const customerId = group.customerId;
+  const seen = { customers: 1, loans: 0, payments: 0 };
+  const rejected = zeroCounts();
+  const duplicates = zeroCounts();
+
+  for (const d of group.duplicates) {
+    seen[plural[d.level]]++;
+    duplicates[plural[d.level]]++;
+    const idField = d.level === 'customer' ? 'customer_id' : d.level === 'loan' ? 'loan_id' : 'payment_id';
+    rejects.push({
+      level: d.level,
+      src: d.src,
+      row: d.row,
+      customerId,
+      loanId: d.loanId,
+      paymentId: d.paymentId,
+      field: idField,
+      reason: `duplicate ${idField}`,
+      supersededBy: d.winner,
+    });
+  }
+  for (const orphan of group.orphans) {
+    for (const p of orphan.payments) {
+      seen.payments++;
+      rejected.payments++;
+      rejects.push({ level: 'payment', src: p.src, row: p.row, customerId, loanId: orphan.loanId, paymentId: p.paymentId, field: 'loan_id', reason: `loan ${orphan.loanId} of customer ${customerId} is not in the input` });
+    }
+  }
+
+  const customerProblems = group.errors;
+  const loansOut: string[] = [];
+  const trace: CustomerTrace = { customerId, src: group.origin.src, row: group.origin.row, loans: [] };
+  let paymentsOut = 0;
+  let loanProblemsSeen = false;
+
+  for (const loan of group.loans) {
+    seen.loans++;
+    seen.payments += loan.payments.length;
+    if (customerProblems.length) {
+      rejectLoanAndPayments(rejects, customerId, loan, `not sent: customer ${customerId} was rejected`);
+      rejected.loans++;
+      rejected.payments += loan.payments.length;
+      continue;
+    }
+    const loanProblems = loan.errors.length === 0 && loanLooksValid(loan.fields) ? [] : schemaProblems(loan, BatchLoanSchema, { ...loan.fields, payments: [] });
+    if (loanProblems.length) {
+      loanProblemsSeen = true;
+      rejected.loans++;
+      rejected.payments += loan.payments.length;
+      for (const problem of loanProblems) {
+        rejects.push({ level: 'loan', src: loan.src, row: loan.row, customerId, loanId: loan.loanId || undefined, field: problem.field || undefined, reason: problem.reason + describeColumn(problem) });
+      }
+      for (const p of loan.payments) {
+        rejects.push({ level: 'payment', src: p.src, row: p.row, customerId, loanId: loan.loanId || undefined, paymentId: p.paymentId || undefined, reason: `not sent: loan ${loan.loanId || '(no id)'} was rejected` });
+      }
+      continue;
+    }
+    const paymentJson: string[] = [];
+    const paymentTrace: CustomerTrace['loans'][number]['payments'] = [];
+    for (const payment of loan.payments) {
+      const problems = payment.errors.length === 0 && paymentLooksValid(payment.fields) ? [] : schemaProblems(payment, BatchPaymentSchema, payment.fields);
+      if (problems.length) {
+        rejected.payments++;
+        for (const problem of problems) {
+          rejects.push({ level: 'payment', src: payment.src, row: payment.row, customerId, loanId: loan.loanId, paymentId: payment.paymentId || undefined, field: problem.field || undefined, reason: problem.reason + describeColumn(problem) });
+        }
+        continue;
+      }
+      paymentJson.push(JSON.stringify(payment.fields));
+      paymentTrace.push({ paymentId: payment.paymentId, origin: { src: payment.src, row: payment.row } });
+    }
+    loansOut.push(loanJson(loan.fields, paymentJson));
+    paymentsOut += paymentJson.length;
+    trace.loans.push({ loanId: loan.loanId, origin: { src: loan.src, row: loan.row }, payments: paymentTrace });
+  }
+
+  if (customerProblems.length) {
+    for (const problem of customerProblems) {
+      rejects.push({ level: 'customer', src: group.origin.src, row: group.origin.row, customerId, field: problem.field || undefined, reason: problem.reason + describeColumn(problem) });
+    }
+    rejected.customers++;
+    return { rejects, seen, rejected, duplicates };
+  }
+  if (loansOut.length === 0) {
+    const reason = group.loans.length === 0
+      ? group.orphans.length
+        ? 'no loan in the input (only payments)'
+        : 'must hold at least one loan'
+      : loanProblemsSeen
+        ? 'not sent: none of its loans could be sent'
+        : 'no loan to send';
+    rejects.push({ level: 'customer', src: group.origin.src, row: group.origin.row, customerId, field: 'loans', reason });
+    rejected.customers++;
+    return { rejects, seen, rejected, duplicates };
+  }
+  const json = `{"customer_id":${JSON.stringify(customerId)},"loans":[${loansOut.join(',')}]}`;
+  return { valid: { customerId, json, loans: loansOut.length, payments: paymentsOut, trace }, rejects, seen, rejected, duplicates };
+}
+
+function rejectLoanAndPayments(rejects: Reject[], customerId: string, loan: GroupLoan, reason: string): void {
+  rejects.push({ level: 'loan', src: loan.src, row: loan.row, customerId, loanId: loan.loanId || undefined, reason });
+  for (const p of loan.payments) {
+    rejects.push({ level: 'payment', src: p.src, row: p.row, customerId, loanId: loan.loanId || undefined, paymentId: p.paymentId || undefined, reason });
+  }
+}
+
+/** The loan's fields (ids first, for people reading a request), then its payments. */
+function loanJson(fields: Record<string, unknown>, payments: string[]): string {
+  const ordered: Record<string, unknown> = {};
+  for (const key of FIELD_ORDER_LOAN) if (fields[key] !== undefined) ordered[key] = fields[key];
+  for (const [key, value] of Object.entries(fields)) if (ordered[key] === undefined && value !== undefined) ordered[key] = value;
+  const head = JSON.stringify(ordered);
+  return `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"payments":[${payments.join(',')}]}`;
+}

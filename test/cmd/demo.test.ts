@@ -1,0 +1,84 @@
+import { existsSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { IO } from '../../src/cli/io.js';
+import { main } from '../../src/cli/main.js';
+import { DEMO_STEPS } from '../../src/jobs/demo-steps.js';
+import type { DemoStep } from '../../src/jobs/demo-steps.js';
+import { runDemo } from '../../src/jobs/demo.js';
+import { memoryIO } from '../helpers/memory-io.js';
+
+const leftovers: string[] = [];
+afterAll(() => {
+  for (const dir of leftovers) rmSync(dir, { recursive: true, force: true });
+});
+
+const login = DEMO_STEPS.find((s) => s.id === 'login')!;
+const systems = DEMO_STEPS.find((s) => s.id === 'systems-ls')!;
+
+describe('the demo runner', () => {
+  it('reports a step whose command this build lacks as missing, and never runs it', async () => {
+    const io = memoryIO();
+    const ran: string[][] = [];
+    const notYet: DemoStep = { id: 'future', title: 'A command still being written', explain: '', command: ['frobnicate'], args: () => [], expect: { 0: 'done' } };
+    const noFixture: DemoStep = { ...systems, id: 'needs-fixture', title: 'Needs a fixture', fixtures: ['nowhere/none.csv'] };
+    const { report } = await runDemo({
+      io,
+      narrate: io.stdout,
+      color: false,
+      keep: false,
+      steps: [login, notYet, noFixture, systems],
+      hasCommand: (path) => path[0] !== 'frobnicate',
+      runCommand: (argv: string[], childIO: IO) => {
+        ran.push(argv);
+        return main(argv, childIO);
+      },
+    });
+    leftovers.push(dirname(report.files_dir));
+
+    expect(report.steps.map((s) => [s.id, s.status])).toEqual([
+      ['login', 'ok'],
+      ['future', 'missing'],
+      ['needs-fixture', 'missing'],
+      ['systems-ls', 'ok'],
+    ]);
+    expect(ran.map((argv) => argv.slice(2, 4).join(' '))).toEqual(['auth login', 'systems ls']);
+    expect(report.ok).toBe(true);
+    expect(report.missing).toEqual([
+      'frobnicate: this build of leadctl has no `frobnicate` command yet',
+      expect.stringMatching(/^systems ls: fixture .*nowhere\/none\.csv is missing$/),
+    ]);
+    expect(io.stdoutText()).toContain('Not shown (not in this build of leadctl yet):');
+  });
+
+  it('stops after an essential step fails, and never uses the user\'s LEADCTL_ settings', async () => {
+    const io = memoryIO({ env: { LEADCTL_BASE_URL: 'http://127.0.0.1:9', LEADCTL_CLIENT_ID: 'someone-else' } });
+    const envs: Array<Record<string, string | undefined>> = [];
+    const badLogin: DemoStep = { ...login, stdin: () => ({ text: 'wrong-secret\n', shown: '(a wrong secret)' }) };
+    const { report } = await runDemo({
+      io,
+      narrate: io.stdout,
+      color: false,
+      keep: false,
+      steps: [badLogin, systems],
+      hasCommand: () => true,
+      runCommand: (argv, childIO) => {
+        envs.push(childIO.env);
+        return main(argv, childIO);
+      },
+    });
+    if (existsSync(report.files_dir)) leftovers.push(dirname(report.files_dir));
+
+    expect(report.steps.map((s) => [s.id, s.status, s.exit_code])).toEqual([
+      ['login', 'unexpected', 3],
+      ['systems-ls', 'skipped', null],
+    ]);
+    expect(report.ok).toBe(false);
+    expect(envs).toHaveLength(1);
+    expect(envs[0]!.LEADCTL_BASE_URL).toBeUndefined();
+    expect(envs[0]!.LEADCTL_CLIENT_ID).toBeUndefined();
+    expect(envs[0]!.LEADCTL_CONFIG_DIR).toMatch(/leadctl-demo-/);
+    // The wrong secret is never echoed.
+    expect(io.stdoutText() + io.stderrText()).not.toContain('wrong-secret');
+  });
+});

@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BIN, runBinary } from '../helpers/binary.js';
+
+const kept: string[] = [];
+const userConfig = mkdtempSync(join(tmpdir(), 'leadctl-e2e-demo-user-'));
+afterAll(() => {
+  for (const dir of kept) rmSync(dir, { recursive: true, force: true });
+  rmSync(userConfig, { recursive: true, force: true });
+});
+
+interface Report {
+  ok: boolean;
+  base_url: string;
+  files_dir: string;
+  steps: Array<{ id: string; status: string; exit_code: number | null; command: string }>;
+  missing: string[];
+  store: Record<string, number>;
+  files: Array<{ path: string; rows: number }>;
+}
+
+const csvRows = (path: string) => parse(readFileSync(path), { bom: true, columns: true, relax_column_count: true }) as Record<string, string>[];
+
+describe('leadctl demo (the built binary)', () => {
+  it('runs every step against its own sandbox, ignores the user\'s settings, and keeps the output files', async () => {
+    // Settings that would point a command at another service and profile: the demo must use none of them.
+    const r = await runBinary(['--output', 'json', 'demo'], {
+      env: { LEADCTL_CONFIG_DIR: userConfig, LEADCTL_BASE_URL: 'http://127.0.0.1:9', LEADCTL_CLIENT_ID: 'not-the-demo', LEADCTL_CLIENT_SECRET: 'not-the-demo-secret', LEADCTL_PROFILE: 'prod' },
+      timeoutMs: 60_000,
+    });
+    const report = JSON.parse(r.stdout) as Report;
+    kept.push(dirname(report.files_dir));
+    expect(r.code).toBe(0);
+    expect(report.ok).toBe(true);
+    expect(report.missing).toEqual([]);
+    expect(readdirSync(userConfig)).toEqual([]);
+    expect(report.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+    const exitCodes = Object.fromEntries(report.steps.map((s) => [s.id, s.exit_code]));
+    expect(exitCodes).toEqual({
+      login: 0,
+      'lists-create': 4, // uploaded, with rejected rows
+      'customers-batch': 4, // pushed, with rejected records
+      'legacy-accepted': 0, // A
+      'legacy-rejected': 4, // R: on the suppression list
+      'legacy-pending': 6, // P: offers
+      'legacy-accept-offer': 0,
+      'dry-run-pass': 0,
+      'dry-run-fail': 4,
+      'leads-ids': 0,
+      'leads-export': 0,
+      'systems-ls': 0,
+    });
+    expect(report.steps.every((s) => s.status === 'ok')).toBe(true);
+    // The secret goes in on stdin; the command shown never holds it, nor the campaign keys.
+    expect(report.steps.find((s) => s.id === 'login')!.command).toContain('--client-secret-stdin < (the client secret)');
+    expect(report.steps.find((s) => s.id === 'legacy-accepted')!.command).toContain('LEADCTL_API_KEY=<Sandbox Direct campaign key>');
+
+    // The messy list: 13 rows, 4 invalid, 2 duplicates, 1 blank → 6 distinct SSNs stored.
+    expect(report.store.lists).toBe(1);
+    expect(report.store.list_items).toBe(6);
+    // The LMS fixture: what the sandbox holds is exactly what was valid.
+    expect(report.store).toMatchObject({ customers: 9, loans: 10, payments: 14 });
+    // Three leads posted (A, R, P); the pending one had offers and one was accepted.
+    expect(report.store.leads).toBe(3);
+    expect(report.store.offers).toBeGreaterThan(0);
+
+    const listRejects = csvRows(join(report.files_dir, 'list-rejects.csv'));
+    expect(listRejects.map((row) => row.row)).toEqual(['8', '10', '11', '13']);
+    expect(JSON.stringify(listRejects)).not.toMatch(/000-?12-?3456|666-?45-?1234/);
+
+    const batchRejects = csvRows(join(report.files_dir, 'batch-rejects.csv'));
+    expect(batchRejects.length).toBeGreaterThan(0);
+    expect(batchRejects.every((row) => /fixtures\/lms\/(loans|payments)\.csv$/.test(row.source_file!) && Number(row.row) > 1)).toBe(true);
+
+    const exported = csvRows(join(report.files_dir, 'leads-export.csv'));
+    expect(exported).toHaveLength(3);
+    expect(report.files.find((f) => f.path.endsWith('leads-export.csv'))?.rows).toBe(3);
+
+    // The show went to stderr (stdout carried the JSON summary): the outcomes in words.
+    expect(r.stderr).toMatch(/^PASS$/m);
+    expect(r.stderr).toMatch(/^FAIL: previously purchased/m);
+    expect(r.stderr).toMatch(/^Accepted/m);
+    expect(r.stderr).toMatch(/^Rejected/m);
+    // Only the output files are kept: the throwaway config (with the sandbox secret) is gone.
+    expect(readdirSync(dirname(report.files_dir))).toEqual(['files']);
+  });
+
+  it('tells its story on stdout and says where the files are', async () => {
+    const r = await runBinary(['demo'], { timeoutMs: 60_000 });
+    const folder = /Files kept in (\S+):/.exec(r.stdout)?.[1];
+    if (folder) kept.push(dirname(folder));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Demo finished in/);
+    expect(r.stdout).toContain('$ leadctl lists create');
+    expect(r.stdout).toMatch(/^PASS$/m);
+    expect(folder).toBeDefined();
+    expect(existsSync(join(folder!, 'leads-export.csv'))).toBe(true);
+  });
+
+  it('--keep leaves the sandbox running for other commands until Ctrl-C', async () => {
+    const child = spawn(process.execPath, [BIN, 'demo', '--keep'], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`demo --keep never said it was ready:\n${stdout}`)), 45_000);
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+        if (stdout.includes('Press Ctrl-C to stop it.')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    const configDir = /export LEADCTL_CONFIG_DIR=(\S+)/.exec(stdout)![1]!;
+    kept.push(dirname(configDir));
+    const lists = await runBinary(['--output', 'json', 'lists', 'ls'], { env: { LEADCTL_CONFIG_DIR: configDir } });
+    expect(lists.code).toBe(0);
+    expect((JSON.parse(lists.stdout) as Array<{ name: string }>).map((l) => l.name)).toEqual(['Demo SSN suppression']);
+
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(existsSync(configDir)).toBe(false);
+  });
+});

@@ -1,0 +1,146 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBinary } from '../helpers/binary.js';
+import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+// @ts-expect-error plain JS generator shared with the benchmark
+import { writeExport } from '../../fixtures/lms/generate.mjs';
+import { dumpLoanPerformance, FIXTURES, MAPPING, pushEnv, sleep, spawnBinary } from './push-helpers.js';
+
+const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-push-'));
+let counts: { customers: number; loans: number; payments: number };
+
+beforeAll(async () => {
+  counts = await writeExport({ out: join(work, 'export'), customers: 2500, seed: 5, paymentsPerCustomer: 4, shuffle: true });
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const batchRequests = (stats: any): number => stats.requests.by_route['POST /api/v1/loan-performance/batches/customers'] ?? 0;
+
+describe('customers batch against the sandbox', () => {
+  it('sends 2,500 customers in 3 chunks, and the sandbox holds exactly what was sent', async () => {
+    const sandbox = await startSandboxProcess();
+    try {
+      const env = pushEnv(sandbox);
+      const res = await runBinary(['customers', 'batch', '--loans', 'loans.csv', '--payments', 'payments.csv', '--mapping', MAPPING, '-o', 'json'], { env, cwd: join(work, 'export') });
+      expect(res.stderr).not.toMatch(/Error/);
+      expect(res.code).toBe(0);
+      const summary = JSON.parse(res.stdout);
+      expect(summary).toMatchObject({ status: 'completed', requests: { total: 3, sent: 3 }, exit_code: 0, rejects_file: null });
+      expect(summary.customers).toMatchObject({ read: 2500, valid: 2500, sent: 2500, accepted: 2500, rejected: 0, not_sent: 0 });
+      expect(summary.payments.accepted).toBe(counts.payments);
+      const stats = await sandbox.stats();
+      expect(batchRequests(stats)).toBe(3);
+      expect(stats).toMatchObject({ customers: 2500, loans: counts.loans, payments: counts.payments });
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
+  it('pushes the fixture export: the valid records arrive, the rejects file lists exactly the broken rows', async () => {
+    const expectedBroken = {
+      'export.csv': [2, 3, 7, 8, 10, 11, 15, 21, 24, 26],
+      separate: [
+        ['loans.csv', 2],
+        ['loans.csv', 5],
+        ['loans.csv', 7],
+        ['loans.csv', 9],
+        ['payments.csv', 3],
+        ['payments.csv', 6],
+        ['payments.csv', 8],
+        ['payments.csv', 9],
+        ['payments.csv', 10],
+        ['payments.csv', 12],
+        ['payments.csv', 13],
+        ['payments.csv', 16],
+        ['payments.csv', 24],
+        ['payments.csv', 25],
+      ],
+    };
+    const dumps = [];
+    for (const shape of ['denormalised', 'separate'] as const) {
+      const dataDir = mkdtempSync(join(work, `sandbox-${shape}-`));
+      const sandbox = await startSandboxProcess(['--data-dir', dataDir]);
+      const rejects = join(work, `rejects-${shape}.csv`);
+      try {
+        const files = shape === 'denormalised' ? ['export.csv'] : ['--loans', 'loans.csv', '--payments', 'payments.csv'];
+        const res = await runBinary(['customers', 'batch', ...files, '--mapping', 'mapping.json', '--rejects', rejects, '-o', 'json'], { env: pushEnv(sandbox), cwd: FIXTURES });
+        expect(res.code).toBe(4);
+        const summary = JSON.parse(res.stdout);
+        expect(summary.status).toBe('completed_with_rejects');
+        expect(summary.payments).toMatchObject({ valid: 14, accepted: 14, duplicates: 1 });
+        expect(summary.loans).toMatchObject({ valid: 10, accepted: 10 });
+        expect(summary.customers).toMatchObject({ valid: 9, accepted: 9 });
+        const stats = await sandbox.stats();
+        expect(stats).toMatchObject({ customers: 9, loans: 10, payments: 14 });
+        const lines = parse(readFileSync(rejects, 'utf8'), { columns: true }) as Record<string, string>[];
+        if (shape === 'denormalised') {
+          expect([...new Set(lines.map((l) => Number(l.row)))].sort((a, b) => a - b)).toEqual(expectedBroken['export.csv']);
+        } else {
+          const rows = [...new Set(lines.map((l) => `${l.source_file}:${l.row}`))].sort();
+          expect(rows).toEqual(expectedBroken.separate.map(([f, r]) => `${f}:${r}`).sort());
+        }
+        for (const line of lines) expect(line.reason).not.toBe('');
+      } finally {
+        await sandbox.stop();
+      }
+      dumps.push(dumpLoanPerformance(dataDir));
+    }
+    expect(dumps[1]).toEqual(dumps[0]);
+    const payment = (dumps[0]!.payments as any[]).find((p) => p.payment_id === 'T-5003');
+    expect(payment).toMatchObject({ payment_at: '2026-11-01T06:30:00Z', payment_amount: 12500, payment_mode: 'Debit Card' });
+  });
+
+  it('completes with nothing lost when the network fails one request in five', async () => {
+    const sandbox = await startSandboxProcess(['--fail-rate', '0.2', '--reset-rate', '0.05', '--random-seed', '42']);
+    try {
+      const res = await runBinary(['customers', 'batch', 'export.csv', '--mapping', MAPPING, '--chunk-size', '100', '-o', 'json'], { env: pushEnv(sandbox), cwd: join(work, 'export') });
+      expect(res.code).toBe(0);
+      const summary = JSON.parse(res.stdout);
+      expect(summary.customers).toMatchObject({ accepted: 2500, not_sent: 0 });
+      expect(summary.retries).toBeGreaterThan(0);
+      const stats = await sandbox.stats();
+      expect(stats).toMatchObject({ customers: 2500, loans: counts.loans, payments: counts.payments });
+      expect(stats.faults['503']).toBeGreaterThan(0);
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
+  it('refuses a second push to the same profile while one is running', async () => {
+    const sandbox = await startSandboxProcess(['--latency', '300']);
+    try {
+      const env = pushEnv(sandbox);
+      const first = spawnBinary(['customers', 'batch', 'export.csv', '--mapping', MAPPING, '--chunk-size', '100', '--concurrency', '1'], env, join(work, 'export'));
+      // Wait until the first run holds the lock (it takes it before reading the export).
+      const lockFile = join(env.LEADCTL_STATE_DIR!, 'locks', 'default.lock');
+      for (let i = 0; i < 100 && !existsSync(lockFile); i++) await sleep(50);
+      expect(existsSync(lockFile)).toBe(true);
+      const second = await runBinary(['customers', 'batch', 'export.csv', '--mapping', MAPPING], { env, cwd: join(work, 'export') });
+      expect(second.code).toBe(7);
+      expect(second.stderr).toMatch(/another push is running for profile "default" \(process \d+/);
+      first.kill('SIGTERM');
+      const end = await first.exited;
+      expect(end.code).toBe(143);
+      expect(JSON.parse(first.output().stdout)).toMatchObject({ status: 'interrupted', exit_code: 143 });
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
+  it('exits 2 naming the file when a mapped column is missing, and 3 on bad credentials', async () => {
+    const sandbox = await startSandboxProcess();
+    try {
+      const env = pushEnv(sandbox);
+      const missing = await runBinary(['customers', 'batch', 'payments.csv', '--mapping', 'mapping.json'], { env, cwd: FIXTURES });
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toMatch(/payments\.csv, row 1: lacks the mapped columns "Lead ID"/);
+      const badAuth = await runBinary(['customers', 'batch', 'export.csv', '--mapping', 'mapping.json'], { env: { ...env, LEADCTL_CLIENT_SECRET: 'wrong' }, cwd: FIXTURES });
+      expect(badAuth.code).toBe(3);
+    } finally {
+      await sandbox.stop();
+    }
+  });
+});

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { starterMapping } from '../../../src/ingest/mapping-init.js';
+import { parseMapping } from '../../../src/ingest/mapping.js';
+
+describe('starterMapping', () => {
+  const file = {
+    name: 'export.csv',
+    header: ['Customer ID', 'loan-id', 'Loan Amount', 'Applied At', 'Is Lead Loan', 'Loan Status', 'PAYMENT_ID', 'Payment Amount', 'Payment At', 'Branch'],
+    rows: [
+      ['1', 'L1', '$1,250.00', '11/20/2026 6:05 PM', 'Y', 'PIF', 'P1', '$10.00', '11/21/2026 9:00 AM', 'North'],
+      ['2', 'L2', '$300.00', '3/8/2026 3:01 AM', 'N', 'current', 'P2', '$20.00', '3/9/2026 9:00 AM', 'South'],
+    ],
+  };
+
+  it('matches API field names up to case, spaces and punctuation, and guesses units and formats from the sample', () => {
+    const starter = starterMapping([file], 'America/Chicago');
+    expect(starter.mapping).toMatchObject({
+      money: 'dollars',
+      datetime_format: ['M/d/yyyy h:mm a'],
+      source_time_zone: 'America/Chicago',
+      customer: { customer_id: 'Customer ID' },
+      loan: { loan_id: 'loan-id', loan_amount: 'Loan Amount', applied_at: 'Applied At', is_lead_loan: 'Is Lead Loan', loan_status: { column: 'Loan Status', values: { PIF: '' } } },
+      payment: { payment_id: 'PAYMENT_ID', payment_amount: 'Payment Amount', payment_at: 'Payment At' },
+    });
+    expect(starter.unmatched).toEqual(['Branch']);
+    expect(starter.codesToFill).toEqual({ 'loan.loan_status': ['PIF'] });
+    expect(starter.missingRequired).toEqual(['loan.lead_id or loan.management_system_id (a {"const": …} will do)']);
+  });
+
+  it('writes a mapping that loads once the codes are filled in', () => {
+    const starter = starterMapping([file], 'America/Chicago');
+    const json = JSON.parse(JSON.stringify(starter.mapping));
+    json.loan.loan_status.values.PIF = 'Paid In Full';
+    json.loan.management_system_id = { const: 7 };
+    expect(() => parseMapping(json, 'starter.json')).not.toThrow();
+  });
+
+  it('asks for the time zone when local datetimes were found and none was given', () => {
+    const starter = starterMapping([file]);
+    expect(starter.mapping.source_time_zone).toBe('UTC');
+    expect(starter.notes.join('\n')).toMatch(/source_time_zone/);
+  });
+});

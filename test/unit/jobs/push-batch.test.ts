@@ -1,0 +1,186 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse/sync';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ApiClient } from '../../../src/api/client.js';
+import { AuthError, ServiceError } from '../../../src/errors.js';
+import { runBatchPush, type BatchPushRequest, type PushEnvironment } from '../../../src/jobs/push/batch.js';
+import type { PushEvent } from '../../../src/jobs/push/progress.js';
+import { memoryIO, type MemoryIO } from '../../helpers/memory-io.js';
+// @ts-expect-error plain JS generator shared with the benchmark
+import { writeExport } from '../../../fixtures/lms/generate.mjs';
+
+const fixtures = fileURLToPath(new URL('../../../fixtures/lms/', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'leadctl-batch-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+interface FakeOptions {
+  /** Answer for the n-th batch request (0-based): 'ok', a skipped list, or an error to throw. */
+  answer?: (n: number, body: { customers: { customer_id: string }[] }) => 'ok' | { skipped: { path: string; id: string | null; errors: string[] }[] } | Error | Promise<'ok'>;
+}
+
+function fakeClient(options: FakeOptions = {}) {
+  const bodies: { customers: { customer_id: string; loans: { loan_id: string; payments: unknown[] }[] }[] }[] = [];
+  let n = 0;
+  const client = {
+    async token() {
+      return { accessToken: 't', obtainedAt: 0, expiresAt: 1e15 };
+    },
+    async send(spec: { body: () => AsyncIterable<string>; signal?: AbortSignal }) {
+      let text = '';
+      for await (const part of spec.body()) text += part;
+      const body = JSON.parse(text);
+      const i = n++;
+      const answer = (await options.answer?.(i, body)) ?? 'ok';
+      if (answer instanceof Error) throw answer;
+      bodies.push(body);
+      const skipped = answer === 'ok' ? [] : answer.skipped;
+      return { status: 200, headers: {}, attempts: 1, body: { data: { accepted: { customers: 0, loans: 0, payments: 0 }, skipped } } };
+    },
+  };
+  return { client: client as unknown as ApiClient, bodies };
+}
+
+function environment(io: MemoryIO, client: ApiClient, events: PushEvent[] = []): PushEnvironment {
+  return {
+    io,
+    target: async () => ({ profile: 'default', baseUrl: 'http://127.0.0.1:9' }),
+    api: async () => client,
+    onEvent: (e) => events.push(e),
+    warn: () => undefined,
+    stopGraceMs: 2000,
+  };
+}
+
+function request(overrides: Partial<BatchPushRequest>): BatchPushRequest {
+  return { inputs: [], chunkSize: 1000, maxBytes: 8 * 1024 * 1024, concurrency: 4, validateOnly: false, resume: false, ...overrides };
+}
+
+const readRejects = (path: string) => parse(readFileSync(path, 'utf8'), { columns: true }) as Record<string, string>[];
+
+describe('customers batch on the fixture export', () => {
+  it('validate-only: counts every record and lists exactly the broken rows', async () => {
+    const io = memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: join(work, 'state-v') } });
+    const rejectsPath = join(work, 'validate-rejects.csv');
+    const { client, bodies } = fakeClient();
+    const outcome = await runBatchPush(request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: 'mapping.json', rejectsPath, validateOnly: true }), environment(io, client));
+    expect(bodies).toHaveLength(0);
+    expect(outcome.exitCode).toBe(4);
+    const s = outcome.summary;
+    expect(s.status).toBe('validated_with_rejects');
+    expect(s.customers).toMatchObject({ read: 10, valid: 9, rejected: 1, duplicates: 0, sent: 0 });
+    expect(s.loans).toMatchObject({ read: 12, valid: 10, rejected: 2 });
+    expect(s.payments).toMatchObject({ read: 24, valid: 14, rejected: 9, duplicates: 1 });
+    expect(s.rows_read).toBe(25);
+    const rows = readRejects(rejectsPath);
+    expect(new Set(rows.map((r) => Number(r.row)))).toEqual(new Set([2, 3, 7, 8, 10, 11, 15, 21, 24, 26]));
+    expect(rows.find((r) => r.payment_id === 'T-5008')).toMatchObject({ source_file: 'export.csv', customer_id: '100104', loan_id: 'LN-1005', field: 'payment_amount' });
+  });
+
+  it('sends the valid records and merges what the service skipped into the rejects', async () => {
+    const io = memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: join(work, 'state-s') } });
+    const rejectsPath = join(work, 'send-rejects.csv');
+    const { client, bodies } = fakeClient({
+      answer: (_n, body) => {
+        const c = body.customers.findIndex((x) => x.customer_id === '100102');
+        return { skipped: [{ path: `customers.${c}.loans.0.payments.2`, id: 'T-5005', errors: ['payment_amount: too large for this loan'] }] };
+      },
+    });
+    const outcome = await runBatchPush(request({ inputs: [{ path: 'loans.csv', role: 'loans' }, { path: 'payments.csv', role: 'payments' }], mappingPath: 'mapping.json', rejectsPath }), environment(io, client));
+    expect(outcome.exitCode).toBe(4);
+    expect(bodies).toHaveLength(1);
+    expect(bodies[0]!.customers.map((c) => c.customer_id)).toEqual(['100101', '100102', '100103', '100104', '100105', '100106', '100107', '100109', '100110']);
+    expect(outcome.summary.payments).toMatchObject({ valid: 14, sent: 14, accepted: 13, rejected: 10, duplicates: 1, not_sent: 0 });
+    for (const level of ['customers', 'loans', 'payments'] as const) {
+      const l = outcome.summary[level];
+      expect(l.read, level).toBe(l.accepted + l.rejected + l.duplicates + l.not_sent);
+    }
+    const skipped = readRejects(rejectsPath).find((r) => r.payment_id === 'T-5005');
+    expect(skipped).toMatchObject({ source_file: 'payments.csv', field: 'payment_amount', reason: 'skipped by the service: too large for this loan' });
+  });
+});
+
+describe('interruptions and --resume', () => {
+  async function exportOf(customers: number) {
+    const out = join(work, `gen-${customers}`);
+    await writeExport({ out, customers, seed: 11, paymentsPerCustomer: 3, shapes: ['denormalised'] });
+    return out;
+  }
+
+  it('stops when the service stays down, keeps the rest for --resume, and resume sends only the rest', async () => {
+    const dir = await exportOf(500);
+    const env = { LEADCTL_STATE_DIR: join(work, 'state-r') };
+    const down = fakeClient({ answer: (n) => (n >= 2 ? new ServiceError('service unavailable after 6 attempts', 503) : 'ok') });
+    const first = await runBatchPush(request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), chunkSize: 50, concurrency: 1 }), environment(memoryIO({ cwd: dir, env }), down.client));
+    expect(first.exitCode).toBe(5);
+    expect(first.summary.status).toBe('service_unavailable');
+    expect(first.summary.customers).toMatchObject({ read: 500, accepted: 100, not_sent: 400, rejected: 0 });
+    expect(first.summary.rejects_file).toBeNull();
+
+    const rest = fakeClient();
+    const second = await runBatchPush(request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), chunkSize: 50, concurrency: 3, resume: true }), environment(memoryIO({ cwd: dir, env }), rest.client));
+    expect(second.exitCode).toBe(0);
+    expect(second.summary.resumed).toBe(true);
+    expect(second.summary.requests).toMatchObject({ total: 10, acknowledged_before: 2, sent: 8 });
+    expect(second.summary.customers).toMatchObject({ read: 500, accepted: 500, not_sent: 0 });
+    const sentIds = [...down.bodies, ...rest.bodies].flatMap((b) => b.customers.map((c) => c.customer_id));
+    expect(sentIds).toHaveLength(500);
+    expect(new Set(sentIds).size).toBe(500);
+
+    const third = await runBatchPush(request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), chunkSize: 50, resume: true }), environment(memoryIO({ cwd: dir, env }), fakeClient().client));
+    expect(third.summary.requests).toMatchObject({ sent: 0, acknowledged_before: 10 });
+  });
+
+  it('stages a file that turns out unsorted after requests were sent, and sends everything again from the staging', async () => {
+    const dir = await exportOf(300);
+    const path = join(dir, 'export.csv');
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    // The last row repeats the first data row: customer 1000001 again, after everyone else.
+    writeFileSync(path, [...lines, lines[1]].join('\n') + '\n');
+    const fake = fakeClient();
+    const outcome = await runBatchPush(request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), chunkSize: 50, concurrency: 2 }), environment(memoryIO({ cwd: dir, env: { LEADCTL_STATE_DIR: join(work, 'state-u') } }), fake.client));
+    expect(outcome.summary.notes?.[0]).toMatch(/export\.csv is not sorted by customer .*the 5 request\(s\) already sent were sent again/);
+    expect(outcome.summary.requests).toMatchObject({ total: 6, sent: 6 });
+    expect(outcome.summary.customers).toMatchObject({ read: 300, accepted: 300 });
+    expect(outcome.summary.payments.duplicates).toBe(1);
+    const staged = fake.bodies.slice(-6).flatMap((b) => b.customers.map((c) => c.customer_id));
+    expect(staged).toEqual([...staged].sort());
+    expect(new Set(staged).size).toBe(300);
+  });
+
+  it('on SIGINT sends nothing new, lets the request in flight finish, and exits 130', async () => {
+    const dir = await exportOf(300);
+    const io = memoryIO({ cwd: dir, env: { LEADCTL_STATE_DIR: join(work, 'state-i') } });
+    let release!: () => void;
+    const gate = new Promise<'ok'>((resolve) => (release = () => resolve('ok')));
+    const fake = fakeClient({
+      answer: (n) => {
+        if (n === 1) {
+          io.sendSignal('SIGINT');
+          setTimeout(release, 50);
+          return gate;
+        }
+        return 'ok';
+      },
+    });
+    const outcome = await runBatchPush(request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), chunkSize: 50, concurrency: 1 }), environment(io, fake.client));
+    expect(outcome.exitCode).toBe(130);
+    expect(outcome.summary.status).toBe('interrupted');
+    expect(fake.bodies).toHaveLength(2);
+    // A sorted file streams: after a signal the rest is not even read (it waits for --resume).
+    expect(outcome.summary.customers).toMatchObject({ accepted: 100, rejected: 0 });
+    expect(outcome.summary.customers.read).toBeLessThan(300);
+    expect(outcome.summary.customers.read).toBe(outcome.summary.customers.accepted + outcome.summary.customers.not_sent);
+    expect(outcome.summary.notes).toContain('the rest of the export was not read: rerun with --resume to continue');
+  });
+
+  it('stops with exit 3 when the credentials are refused mid-run', async () => {
+    const dir = await exportOf(120);
+    const fake = fakeClient({ answer: (n) => (n === 1 ? new AuthError('the service refused the access token') : 'ok') });
+    const outcome = await runBatchPush(request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), chunkSize: 50, concurrency: 1 }), environment(memoryIO({ cwd: dir, env: { LEADCTL_STATE_DIR: join(work, 'state-a') } }), fake.client));
+    expect(outcome.exitCode).toBe(3);
+    expect(outcome.summary.customers).toMatchObject({ accepted: 50, not_sent: 70 });
+  });
+});
