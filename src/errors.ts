@@ -103,6 +103,9 @@ export class ValidationError extends LeadctlError {
   }
 }
 
+/** The service refused a request body as too large (HTTP 413; exit 2). Batch senders split and resend. */
+export class PayloadTooLargeError extends ValidationError {}
+
 /** The requested object does not exist (HTTP 404; exit 2: the input named something unknown). */
 export class NotFoundError extends LeadctlError {
   constructor(message: string, options?: ErrorOptions) {

@@ -7,6 +7,7 @@ import {
   LeadctlError,
   NetworkError,
   NotFoundError,
+  PayloadTooLargeError,
   RateLimitedError,
   ServiceError,
   ValidationError,
@@ -102,7 +103,7 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
       );
     }
     case 413:
-      return new ValidationError(`the service refused ${what(r)} as too large (HTTP 413${said})`, {}, {
+      return new PayloadTooLargeError(`the service refused ${what(r)} as too large (HTTP 413${said})`, {}, {
         hint: 'send fewer records per request (split the input file into smaller ones), then run the command again',
         details,
       });

@@ -3,10 +3,11 @@ import type { Command } from 'commander';
 import type { SandboxOptions } from '../sandbox/options.js';
 import type { Handler, Register } from './command.js';
 
-/** The flags as commander gives them: the sandbox's options, with --latency named as on the command line. */
+/** The flags as commander gives them: the sandbox's options, with --latency and --max-body named as on the command line. */
 type StartOptions = Required<Pick<SandboxOptions, 'host' | 'port'>> &
   Pick<SandboxOptions, 'dataDir' | 'memory' | 'clientId' | 'clientSecret' | 'tokenTtl' | 'offerTtl' | 'failRate' | 'rateLimit' | 'resetRate' | 'randomSeed'> & {
     latency?: number;
+    maxBody?: number;
   };
 
 const wholeNumber = (flag: string, min: number, max = Number.MAX_SAFE_INTEGER) => (value: string) => {
@@ -41,6 +42,7 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
       latencyMs: opts.latency,
       resetRate: opts.resetRate,
       randomSeed: opts.randomSeed,
+      maxBodyBytes: opts.maxBody,
       onError: (message) => ctx.log.warn(message),
     });
   } catch (err) {
@@ -104,5 +106,6 @@ export const register: Register = (program, bind) => {
     .option('--latency <ms>', 'delay added to every /api request', wholeNumber('--latency', 0))
     .option('--reset-rate <fraction>', 'fraction of /api requests whose connection is dropped instead of answered', fraction('--reset-rate'))
     .option('--random-seed <n>', 'seed of the fault generator, for repeatable runs', wholeNumber('--random-seed', 0, 2 ** 32 - 1))
+    .option('--max-body <bytes>', 'largest request body before 413 (default 52428800, 50 MB)', wholeNumber('--max-body', 1024))
     .action(bind(start));
 };

@@ -16,5 +16,6 @@ export interface SandboxContext {
   faults: FaultInjector;
   requests: RequestStats;
   offerTtlSeconds: number;
+  maxBodyBytes: number;
   onError: (message: string) => void;
 }

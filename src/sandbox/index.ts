@@ -6,7 +6,7 @@ import { FaultInjector } from './http/faults.js';
 import { RequestStats } from './http/request-stats.js';
 import { buildServer } from './http/server.js';
 import type { SandboxOptions } from './options.js';
-import { checkOptions, DEFAULT_OFFER_TTL, DEFAULT_TOKEN_TTL } from './options.js';
+import { BODY_LIMIT_BYTES, checkOptions, DEFAULT_OFFER_TTL, DEFAULT_TOKEN_TTL } from './options.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerOAuthRoutes } from './routes/oauth.js';
 import { registerDryRunRoutes } from './routes/dry-run.js';
@@ -77,6 +77,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       }),
       requests: new RequestStats(),
       offerTtlSeconds: options.offerTtl ?? DEFAULT_OFFER_TTL,
+      maxBodyBytes: options.maxBodyBytes ?? BODY_LIMIT_BYTES,
       onError: options.onError ?? (() => {}),
     };
     const app = buildServer(ctx, {

@@ -26,6 +26,8 @@ export interface SandboxOptions {
   resetRate?: number;
   /** Seed of the fault generator, for repeatable runs. Default: random. */
   randomSeed?: number;
+  /** Largest request body in bytes before 413 (default 50 MB); lower it to rehearse a stricter service. */
+  maxBodyBytes?: number;
   /** The time source (tests); the admin endpoint can still shift it. */
   now?: () => Date;
   /** Where unexpected server errors are reported (never request bodies or secrets). */
@@ -52,6 +54,7 @@ export function checkOptions(o: SandboxOptions): string[] {
   nonNegativeInt('rate-limit', o.rateLimit);
   nonNegativeInt('latency', o.latencyMs);
   nonNegativeInt('random-seed', o.randomSeed);
+  if (o.maxBodyBytes !== undefined && !(Number.isInteger(o.maxBodyBytes) && o.maxBodyBytes >= 1024)) problems.push(`max-body must be a whole number of bytes, at least 1024, got ${o.maxBodyBytes}`);
   if (o.port !== undefined && !(Number.isInteger(o.port) && o.port >= 0 && o.port <= 65535)) problems.push(`port must be 0..65535, got ${o.port}`);
   if (o.tokenTtl !== undefined && !(Number.isInteger(o.tokenTtl) && o.tokenTtl > 0)) problems.push(`token-ttl must be a positive whole number of seconds, got ${o.tokenTtl}`);
   if (o.offerTtl !== undefined && !(Number.isInteger(o.offerTtl) && o.offerTtl >= MIN_OFFER_TTL && o.offerTtl <= MAX_OFFER_TTL)) {

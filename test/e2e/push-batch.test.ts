@@ -39,6 +39,22 @@ describe('customers batch against the sandbox', () => {
     }
   });
 
+  it('splits a request the service refuses as too large (413) and loses nothing', async () => {
+    const sandbox = await startSandboxProcess(['--max-body', String(16 * 1024)]);
+    try {
+      const env = pushEnv(sandbox);
+      const res = await runBinary(['customers', 'batch', '--loans', 'loans.csv', '--payments', 'payments.csv', '--mapping', MAPPING, '-o', 'json'], { env, cwd: join(work, 'export') });
+      expect(res.code).toBe(0);
+      const summary = JSON.parse(res.stdout);
+      expect(summary.customers).toMatchObject({ read: 2500, accepted: 2500, rejected: 0, not_sent: 0 });
+      expect(summary.requests.sent).toBeGreaterThan(3);
+      expect(JSON.stringify(summary.notes)).toContain('HTTP 413');
+      expect(await sandbox.stats()).toMatchObject({ customers: 2500, loans: counts.loans, payments: counts.payments });
+    } finally {
+      await sandbox.stop();
+    }
+  });
+
   it('pushes the fixture export: the valid records arrive, the rejects file lists exactly the broken rows', async () => {
     const expectedBroken = {
       'export.csv': [2, 3, 7, 8, 10, 11, 15, 21, 24, 26],

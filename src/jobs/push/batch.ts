@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import type { IO, Signal } from '../../cli/io.js';
-import { AuthError, ExitCode, InputError, LeadctlError, ValidationError } from '../../errors.js';
+import { AuthError, ExitCode, InputError, LeadctlError, PayloadTooLargeError, ValidationError } from '../../errors.js';
 import type { CustomerGroup } from '../../ingest/lms-groups.js';
 import { stageExport, type BatchInput } from '../../ingest/lms-inputs.js';
 import { formatFromName, type InputFormat, type RowProblem } from '../../ingest/lms-rows.js';
@@ -12,7 +12,7 @@ import { IDENTITY_MAPPING, loadMapping, type Mapping } from '../../ingest/mappin
 import { openInput } from '../../ingest/sources.js';
 import { Staging } from '../../ingest/staging.js';
 import { BatchResponseSchema } from '../../schema/loan-performance.js';
-import { chunkBody, Chunker, type Chunk } from './chunker.js';
+import { Chunker, customersBody, type Chunk } from './chunker.js';
 import { Journal, journalKey, type SkippedEntry } from './journal.js';
 import { PushLock } from './lock.js';
 import type { PushEvent } from './progress.js';
@@ -20,7 +20,7 @@ import { defaultRejectsName, RejectsWriter } from './rejects.js';
 import { applySkips } from './service-skips.js';
 import { stateDir } from './state-dir.js';
 import { Tally, type PushStatus, type PushSummary } from './summary.js';
-import { validateGroup, type LevelCounts, type Reject } from './validate.js';
+import { validateGroup, type LevelCounts, type Reject, type ValidCustomer } from './validate.js';
 
 /**
  * `customers batch`: check every record of the export, cut the valid customers into
@@ -423,7 +423,27 @@ class BatchRun {
   }
 
   private async send(chunk: Chunk): Promise<void> {
-    const body = chunkBody(chunk);
+    try {
+      const skipped = await this.post(chunk.customers);
+      this.journal!.record(this.ackEntry(chunk, skipped));
+      this.settle(chunk, skipped, 'accepted');
+    } catch (err) {
+      this.pending(chunk);
+      if (this.abort.signal.aborted) return;
+      if (err instanceof AuthError) this.stop ??= { kind: 'auth', error: err };
+      else if (err instanceof LeadctlError && err.exitCode === ExitCode.SERVICE) this.stop ??= { kind: 'service', error: err };
+      else throw err;
+    }
+  }
+
+  /**
+   * Posts one request of customers and returns what the service skipped, paths relative to
+   * `customers`. A 413 means the request, not its records, was at fault: it is halved and both
+   * halves sent, down to a single customer, which is then rejected as too large. Any other refusal
+   * of the whole request (422: nothing stored) rejects each of its customers with the reason.
+   */
+  private async post(customers: readonly ValidCustomer[]): Promise<SkippedEntry[]> {
+    const body = customersBody(customers);
     try {
       const res = await this.client!.send({
         method: 'POST',
@@ -434,27 +454,24 @@ class BatchRun {
         signal: this.abort.signal,
       });
       this.retries += res.attempts - 1;
+      this.requests.sent++;
       const parsed = BatchResponseSchema.safeParse(res.body);
       // Another shape from the real service: a 2xx is success, and nothing is known to be skipped.
-      const skipped: SkippedEntry[] = parsed.success ? parsed.data.data.skipped.map((s) => ({ path: s.path, id: s.id, errors: s.errors })) : [];
-      this.requests.sent++;
-      this.journal!.record(this.ackEntry(chunk, skipped));
-      this.settle(chunk, skipped, 'accepted');
+      return parsed.success ? parsed.data.data.skipped.map((s) => ({ path: s.path, id: s.id, errors: s.errors })) : [];
     } catch (err) {
-      if (err instanceof ValidationError) {
-        // The request as a whole was refused (nothing stored): every record of it is rejected.
-        this.requests.sent++;
-        const reason = `refused by the service (HTTP 422): ${err.message}`;
-        const skipped = chunk.customers.map((c, i) => ({ path: `customers.${i}`, id: c.customerId, errors: [reason] }));
-        this.journal!.record(this.ackEntry(chunk, skipped));
-        this.settle(chunk, skipped, 'accepted');
-        return;
+      if (err instanceof PayloadTooLargeError && customers.length > 1) {
+        const half = Math.ceil(customers.length / 2);
+        this.notes.push(`the service refused a request of ${customers.length} customers as too large (HTTP 413); it was split and sent in halves (lower --max-bytes to avoid this)`);
+        const first = await this.post(customers.slice(0, half));
+        const second = await this.post(customers.slice(half));
+        return [...first, ...second.map((s) => ({ ...s, path: shiftCustomerPath(s.path, half) }))];
       }
-      this.pending(chunk);
-      if (this.abort.signal.aborted) return;
-      if (err instanceof AuthError) this.stop ??= { kind: 'auth', error: err };
-      else if (err instanceof LeadctlError && err.exitCode === ExitCode.SERVICE) this.stop ??= { kind: 'service', error: err };
-      else throw err;
+      if (err instanceof ValidationError) {
+        this.requests.sent++;
+        const reason = `refused by the service: ${err.message}`;
+        return customers.map((c, i) => ({ path: `customers.${i}`, id: c.customerId, errors: [reason] }));
+      }
+      throw err;
     }
   }
 
@@ -511,4 +528,9 @@ class BatchRun {
     };
     return { summary, exitCode };
   }
+}
+
+/** `customers.3.loans.0` → `customers.(3 + by).loans.0`, for skips reported by the second half of a split request. */
+export function shiftCustomerPath(path: string, by: number): string {
+  return path.replace(/^customers\.(\d+)/, (_, n: string) => `customers.${Number(n) + by}`);
 }

@@ -55,6 +55,6 @@ export class Chunker {
 }
 
 /** The request body of a chunk. */
-export function chunkBody(chunk: Chunk): string {
-  return `{"customers":[${chunk.customers.map((c) => c.json).join(',')}]}`;
+export function customersBody(customers: readonly ValidCustomer[]): string {
+  return `{"customers":[${customers.map((c) => c.json).join(',')}]}`;
 }

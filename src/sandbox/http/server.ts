@@ -1,7 +1,6 @@
 import Fastify from 'fastify';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxContext } from '../context.js';
-import { BODY_LIMIT_BYTES } from '../options.js';
 import { bearerAuth } from './bearer-auth.js';
 import { Messages } from './errors.js';
 import { FAULT_HEADER, FaultHeaderError } from './faults.js';
@@ -22,7 +21,7 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const toReset = new WeakSet<FastifyRequest>();
 
 export function buildServer(ctx: SandboxContext, routes: RouteModules): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT_BYTES, return503OnClosing: true, forceCloseConnections: true });
+  const app = Fastify({ logger: false, bodyLimit: ctx.maxBodyBytes, return503OnClosing: true, forceCloseConnections: true });
 
   // The token endpoint is form-encoded; duplicates are kept as arrays so the endpoint can refuse them.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
@@ -74,7 +73,7 @@ export function buildServer(ctx: SandboxContext, routes: RouteModules): FastifyI
     let message: string;
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        message = `The request body is larger than the ${BODY_LIMIT_BYTES / 1024 / 1024} MB limit.`;
+        message = `The request body is larger than the ${formatBytes(ctx.maxBodyBytes)} limit.`;
         break;
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
         message = 'The request body is not valid JSON.';
@@ -114,4 +113,8 @@ export function buildServer(ctx: SandboxContext, routes: RouteModules): FastifyI
     { prefix: '/api/v1' },
   );
   return app;
+}
+
+function formatBytes(n: number): string {
+  return n % (1024 * 1024) === 0 ? `${n / 1024 / 1024} MB` : n % 1024 === 0 ? `${n / 1024} KB` : `${n} bytes`;
 }

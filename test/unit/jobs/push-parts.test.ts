@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Chunker, chunkBody, type Chunk } from '../../../src/jobs/push/chunker.js';
+import { Chunker, customersBody, type Chunk } from '../../../src/jobs/push/chunker.js';
 import { Journal, journalKey } from '../../../src/jobs/push/journal.js';
 import { LOCKED_EXIT_CODE, PushLock, PushLockedError } from '../../../src/jobs/push/lock.js';
 import { applySkips } from '../../../src/jobs/push/service-skips.js';
@@ -44,7 +44,7 @@ describe('Chunker', () => {
     const result = chunks(list, 1000, 1200);
     expect(result.length).toBeGreaterThan(5);
     for (const chunk of result) {
-      const body = chunkBody(chunk);
+      const body = customersBody(chunk.customers);
       expect(Buffer.byteLength(body)).toBe(chunk.bytes);
       expect(chunk.bytes).toBeLessThanOrEqual(1200);
       expect(JSON.parse(body).customers).toHaveLength(chunk.customers.length);
@@ -59,8 +59,8 @@ describe('Chunker', () => {
 
   it('is deterministic', () => {
     const list = Array.from({ length: 300 }, (_, i) => customer(`C${i}`, (i * 37) % 500));
-    const a = chunks(list, 64, 8000).map(chunkBody);
-    const b = chunks(list, 64, 8000).map(chunkBody);
+    const a = chunks(list, 64, 8000).map((c) => customersBody(c.customers));
+    const b = chunks(list, 64, 8000).map((c) => customersBody(c.customers));
     expect(b).toEqual(a);
   });
 });
