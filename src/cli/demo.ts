@@ -31,7 +31,8 @@ const demo: Handler<DemoOptions> = async (ctx, _args, opts, cmd) => {
     color: ctx.globals.color && narrate.isTTY === true,
   });
   if (json) await ctx.output.write(JSON.stringify(report, null, ctx.globals.output === 'json' ? 2 : undefined) + '\n');
-  if (interrupted && !opts.keep) return interrupted === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM;
+  // With --keep, Ctrl-C after the steps is the intended way to stop: runDemo reports no interruption then.
+  if (interrupted) return interrupted === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM;
   return report.ok ? ExitCode.OK : ExitCode.UNEXPECTED;
 };
 
@@ -46,7 +47,8 @@ export const register: Register = (program, bind) => {
         'post three legacy leads (accepted, rejected by the list, pending with offers) and accept an offer;\n' +
         'dry runs that pass and fail; lead ids and a CSV export; management systems.\n' +
         'Rejects and export files are kept in a temporary folder, printed at the end.\n' +
-        'Exit codes: 0 every step ended as intended; 1 a step did not; 130/143 interrupted.',
+        'Exit codes: 0 every step ended as intended (and, with --keep, the sandbox was stopped); 1 a step did not;\n' +
+        '130/143 interrupted before the last step.',
     )
     .action(bind(demo));
 };

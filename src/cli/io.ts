@@ -32,15 +32,37 @@ export function processIO(): IO {
     env: process.env,
     cwd: process.cwd(),
     now: () => new Date(),
-    onSignal(handler) {
-      const onInt = () => handler('SIGINT');
-      const onTerm = () => handler('SIGTERM');
-      process.on('SIGINT', onInt);
-      process.on('SIGTERM', onTerm);
-      return () => {
-        process.off('SIGINT', onInt);
-        process.off('SIGTERM', onTerm);
-      };
-    },
+    onSignal: trapSignals,
+  };
+}
+
+const SIGNALS: readonly Signal[] = ['SIGINT', 'SIGTERM'];
+/** A second delivery of the same signal this soon after the first is its echo, not a second Ctrl-C. */
+const ECHO_WINDOW_MS = 300;
+
+const handlers = new Set<(signal: Signal) => void>();
+let last: { signal: Signal; at: number } | undefined;
+
+/**
+ * One process listener per signal, shared by every handler (the demo traps signals while a push
+ * inside it does too). `when-exit`, which conf loads, re-sends each signal to the process after
+ * its own cleanup; without the echo filter that re-sent signal would count as a second Ctrl-C and
+ * cut a graceful drain short.
+ */
+function dispatch(signal: Signal): void {
+  const now = Date.now();
+  const echo = last !== undefined && last.signal === signal && now - last.at < ECHO_WINDOW_MS;
+  last = { signal, at: now };
+  if (echo) return;
+  for (const handler of [...handlers]) handler(signal);
+}
+const listeners: Record<Signal, () => void> = { SIGINT: () => dispatch('SIGINT'), SIGTERM: () => dispatch('SIGTERM') };
+
+function trapSignals(handler: (signal: Signal) => void): () => void {
+  if (handlers.size === 0) for (const signal of SIGNALS) process.on(signal, listeners[signal]);
+  handlers.add(handler);
+  return () => {
+    if (!handlers.delete(handler) || handlers.size > 0) return;
+    for (const signal of SIGNALS) process.off(signal, listeners[signal]);
   };
 }

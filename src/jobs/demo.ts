@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
-import type { IO, OutputStream } from '../cli/io.js';
+import type { IO, OutputStream, Signal } from '../cli/io.js';
 import { DemoText } from '../output/demo-report.js';
 import type { DemoFile, DemoReport, DemoStepResult } from '../output/demo-report.js';
 import type { RunningSandbox } from '../sandbox/index.js';
@@ -27,7 +27,11 @@ export interface DemoOptions {
   steps?: DemoStep[];
   /** fixtures/ of the package. */
   fixturesDir?: string;
+  /** How long a step may go on after Ctrl-C before the demo leaves it behind and cleans up. */
+  stepGraceMs?: number;
 }
+
+const STEP_GRACE_MS = 3000;
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 
@@ -36,7 +40,7 @@ const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
  * real command against it through `main`, and reports what happened. Never reads or writes the
  * user's profiles: every command gets a fresh environment pointing at the temporary folder.
  */
-export async function runDemo(options: DemoOptions): Promise<{ report: DemoReport; interrupted: 'SIGINT' | 'SIGTERM' | undefined }> {
+export async function runDemo(options: DemoOptions): Promise<{ report: DemoReport; interrupted: Signal | undefined }> {
   const { io, narrate } = options;
   const steps = options.steps ?? DEMO_STEPS;
   const fixturesDir = options.fixturesDir ?? FIXTURES;
@@ -50,11 +54,15 @@ export async function runDemo(options: DemoOptions): Promise<{ report: DemoRepor
   const filesDir = join(root, 'files');
   await Promise.all([mkdir(configDir, { mode: 0o700 }), mkdir(stateDir, { mode: 0o700 }), mkdir(filesDir)]);
 
-  let interrupted: 'SIGINT' | 'SIGTERM' | undefined;
-  // The first Ctrl-C stops the demo after the current step (and cleans up); a second one ends it at once.
+  let interrupted: Signal | undefined;
+  let onInterrupt: ((signal: Signal) => void) | undefined;
+  // Ctrl-C lets the current step finish (or leaves it behind after a grace period), skips the rest
+  // and cleans up. The handler stays until the very end: conf's atomic writes (when-exit) re-raise
+  // the signal, and with no handler left that echo would kill the process before the cleanup.
   const releaseSignals = io.onSignal((signal) => {
-    interrupted ??= signal;
-    releaseSignals();
+    if (interrupted) return;
+    interrupted = signal;
+    onInterrupt?.(signal);
   });
 
   const { startSandbox } = await import('../sandbox/index.js');
@@ -81,7 +89,15 @@ export async function runDemo(options: DemoOptions): Promise<{ report: DemoRepor
     const results: DemoStepResult[] = [];
     let stopReason: string | undefined;
     for (const [index, step] of steps.entries()) {
-      const result = await runStep(step, index, steps.length, { options, state, text, say, configDir, stateDir, stopReason });
+      let giveUp: NodeJS.Timeout | undefined;
+      const abandoned = new Promise<Signal>((resolve) => {
+        onInterrupt = (signal) => {
+          giveUp = setTimeout(() => resolve(signal), options.stepGraceMs ?? STEP_GRACE_MS);
+        };
+      });
+      const result = await runStep(step, index, steps.length, { options, state, text, say, configDir, stateDir, stopReason, abandoned });
+      clearTimeout(giveUp);
+      onInterrupt = undefined;
       results.push(result);
       if (interrupted) stopReason ??= `interrupted by ${interrupted}`;
       if (step.essential && result.status !== 'ok') stopReason ??= `the "${step.title}" step did not succeed`;
@@ -100,17 +116,21 @@ export async function runDemo(options: DemoOptions): Promise<{ report: DemoRepor
     await say(text.summary(report));
 
     if (options.keep && !interrupted) {
-      await say(keepInstructions(sandbox, configDir));
-      interrupted = await waitForSignal(io, releaseSignals);
+      // Ctrl-C is how a kept sandbox is meant to stop: not an interruption of the demo.
+      await new Promise<void>((resolve) => {
+        onInterrupt = () => resolve();
+        void say(keepInstructions(sandbox!, configDir, stateDir, io.env));
+      });
       await say('Stopping the sandbox.\n');
+      return { report, interrupted: undefined };
     }
     return { report, interrupted };
   } finally {
-    releaseSignals();
     await sandbox?.close();
     // The config folder holds the sandbox's secret and tokens; only the output files are kept.
     await Promise.all([rm(configDir, { recursive: true, force: true }), rm(stateDir, { recursive: true, force: true })]);
     if ((await readdir(filesDir).catch(() => [])).length === 0) await rm(root, { recursive: true, force: true });
+    releaseSignals();
   }
 }
 
@@ -122,6 +142,8 @@ interface StepContext {
   configDir: string;
   stateDir: string;
   stopReason: string | undefined;
+  /** Resolves when an interrupted step has had its grace period: the demo stops waiting for it. */
+  abandoned: Promise<Signal>;
 }
 
 async function runStep(step: DemoStep, index: number, total: number, c: StepContext): Promise<DemoStepResult> {
@@ -153,16 +175,24 @@ async function runStep(step: DemoStep, index: number, total: number, c: StepCont
   await say(text.explain(step.explain));
   await say(text.commandLine(base.command));
   const captured: Buffer[] = [];
+  // A step left behind must not write over the rest of the story.
+  let live = true;
   const childIO: IO = {
     stdin: Object.assign(Readable.from(stdin ? [Buffer.from(stdin.text)] : []), { isTTY: false }),
-    stdout: forwardTo(options.narrate, step.json ? captured : undefined),
-    stderr: forwardTo(options.io.stderr),
+    stdout: forwardTo(options.narrate, () => live, step.json ? captured : undefined),
+    stderr: forwardTo(options.io.stderr, () => live),
     env: childEnv(options.io.env, { LEADCTL_CONFIG_DIR: c.configDir, LEADCTL_STATE_DIR: c.stateDir, ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.value])) }),
     cwd: options.io.cwd,
     now: options.io.now,
     onSignal: options.io.onSignal,
   };
-  const code = await options.runCommand(argv, childIO);
+  const code = await Promise.race([options.runCommand(argv, childIO), c.abandoned.then((signal) => signal)]);
+  if (typeof code === 'string') {
+    live = false;
+    result = { ...base, status: 'skipped', exit_code: null, reason: `still running ${((options.stepGraceMs ?? STEP_GRACE_MS) / 1000).toFixed(0)} s after ${code}; left behind` };
+    await say(text.outcome(result));
+    return result;
+  }
   const meaning = step.expect[code];
   if (meaning !== undefined && step.capture) {
     try {
@@ -187,9 +217,10 @@ function childEnv(userEnv: Record<string, string | undefined>, demo: Record<stri
 }
 
 /** A stream for a command's output that passes everything to `target` (and keeps a copy when asked). */
-function forwardTo(target: OutputStream, copy?: Buffer[]): OutputStream {
+function forwardTo(target: OutputStream, live: () => boolean, copy?: Buffer[]): OutputStream {
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
+      if (!live()) return done();
       copy?.push(Buffer.from(chunk));
       if (target.write(chunk)) done();
       else target.once('drain', () => done());
@@ -216,32 +247,26 @@ async function keptFiles(dir: string): Promise<DemoFile[]> {
   return files;
 }
 
-function keepInstructions(sandbox: RunningSandbox, configDir: string): string {
+function keepInstructions(sandbox: RunningSandbox, configDir: string, stateDir: string, userEnv: Record<string, string | undefined>): string {
   const keys = sandbox.campaigns.map((c) => `  ${c.name}${c.price_reject ? ' (price reject)' : ''}: LEADCTL_API_KEY=${c.api_key}`);
+  // Settings in the user's shell beat the profile and could send the next command to another service.
+  const overriding = Object.keys(userEnv).filter((k) => k.startsWith('LEADCTL_') && userEnv[k] !== undefined && k !== 'LEADCTL_CONFIG_DIR' && k !== 'LEADCTL_STATE_DIR');
   return [
     '',
     `The sandbox keeps running on ${sandbox.baseUrl} (--keep). Point leadctl at it from another terminal:`,
     '',
+    ...(overriding.length ? [`  unset ${overriding.sort().join(' ')}`] : []),
     `  export LEADCTL_CONFIG_DIR=${configDir}`,
+    `  export LEADCTL_STATE_DIR=${stateDir}`,
     '  leadctl auth status',
     '  leadctl lists ls',
     `  leadctl leads ids --date today`,
     '',
-    'That folder holds the demo\'s profile (base URL, client id and secret). Campaign keys for `leadctl legacy post`:',
+    'The first folder holds the demo\'s profile (base URL, client id and secret), the second the push',
+    'journals and locks, so your own are never touched. Campaign keys for `leadctl legacy post`:',
     ...keys,
     '',
-    'The folder is removed when the sandbox stops. Press Ctrl-C to stop it.',
+    'Both folders are removed when the sandbox stops. Press Ctrl-C to stop it.',
     '',
   ].join('\n');
-}
-
-/** Waits for SIGINT or SIGTERM (the demo's own handler is replaced, so the signal does not end the process). */
-function waitForSignal(io: IO, releaseDemoHandler: () => void): Promise<'SIGINT' | 'SIGTERM'> {
-  releaseDemoHandler();
-  return new Promise((resolve) => {
-    const release = io.onSignal((signal) => {
-      release();
-      resolve(signal);
-    });
-  });
 }

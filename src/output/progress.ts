@@ -29,10 +29,12 @@ export interface ProgressSettings {
   now?: () => number;
 }
 
-/** Spinners only on a terminal; never in quiet or JSON runs (one document, nothing else). */
+/** Spinners only on a terminal and never with --quiet or JSON output; plain lines on a non-terminal stderr. */
 export function progressMode(options: { stderrIsTTY: boolean; quiet: boolean; output: string }): ProgressMode {
-  if (options.quiet || options.output === 'json') return 'silent';
-  return options.stderrIsTTY ? 'spinner' : 'lines';
+  if (options.quiet) return 'silent';
+  // A cron job's stderr is a log file: it gets plain lines even when stdout carries JSON.
+  if (!options.stderrIsTTY) return 'lines';
+  return options.output === 'json' ? 'silent' : 'spinner';
 }
 
 const SILENT: Progress = { start() {}, update() {}, note() {}, succeed() {}, fail() {}, stop() {}, flush: async () => {} };

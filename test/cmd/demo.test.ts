@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { IO } from '../../src/cli/io.js';
@@ -80,5 +80,93 @@ describe('the demo runner', () => {
     expect(envs[0]!.LEADCTL_CONFIG_DIR).toMatch(/leadctl-demo-/);
     // The wrong secret is never echoed.
     expect(io.stdoutText() + io.stderrText()).not.toContain('wrong-secret');
+  });
+
+  it('on Ctrl-C lets the running step finish, skips the rest, cleans up and reports the signal (even if it comes twice)', async () => {
+    const io = memoryIO();
+    const ran: string[] = [];
+    const { report, interrupted } = await runDemo({
+      io,
+      narrate: io.stdout,
+      color: false,
+      keep: false,
+      steps: [login, systems],
+      hasCommand: () => true,
+      runCommand: async (argv, childIO) => {
+        ran.push(argv.slice(2, 4).join(' '));
+        // What a terminal does while the first step runs; conf's when-exit re-raises it once more.
+        io.sendSignal('SIGINT');
+        io.sendSignal('SIGINT');
+        return main(argv, childIO);
+      },
+    });
+    leftovers.push(dirname(report.files_dir));
+
+    expect(interrupted).toBe('SIGINT');
+    expect(ran).toEqual(['auth login']);
+    expect(report.steps.map((s) => [s.id, s.status, s.exit_code])).toEqual([
+      ['login', 'ok', 0],
+      ['systems-ls', 'skipped', null],
+    ]);
+    expect(report.steps[1]!.reason).toBe('interrupted by SIGINT');
+    expect(existsSync(dirname(report.files_dir))).toBe(false);
+  });
+
+  it('leaves a step that is still running after the grace period behind, and says so', async () => {
+    const io = memoryIO();
+    const hung: DemoStep = { ...systems, id: 'hung', title: 'A step that never ends' };
+    const { report, interrupted } = await runDemo({
+      io,
+      narrate: io.stdout,
+      color: false,
+      keep: false,
+      stepGraceMs: 20,
+      steps: [hung, systems],
+      hasCommand: () => true,
+      runCommand: async (_argv, childIO) => {
+        io.sendSignal('SIGTERM');
+        await new Promise<void>(() => {});
+        childIO.stdout.write('never shown\n');
+        return 0;
+      },
+    });
+    if (existsSync(report.files_dir)) leftovers.push(dirname(report.files_dir));
+
+    expect(interrupted).toBe('SIGTERM');
+    expect(report.steps.map((s) => [s.id, s.status])).toEqual([
+      ['hung', 'skipped'],
+      ['systems-ls', 'skipped'],
+    ]);
+    expect(report.steps[0]!.reason).toMatch(/after SIGTERM; left behind/);
+    expect(io.stdoutText()).toContain('left behind');
+  });
+
+  it('--keep says how to reach the sandbox without the user\'s own settings, and Ctrl-C ends it cleanly', async () => {
+    const io = memoryIO({ env: { LEADCTL_BASE_URL: 'https://lender.example', LEADCTL_PROFILE: 'prod', LEADCTL_CONFIG_DIR: '/nowhere/mine' } });
+    const done = runDemo({
+      io,
+      narrate: io.stdout,
+      color: false,
+      keep: true,
+      steps: [login],
+      hasCommand: () => true,
+      runCommand: main,
+    });
+    await expect.poll(() => io.stdoutText(), { timeout: 20_000 }).toContain('Press Ctrl-C to stop it.');
+    const text = io.stdoutText();
+    const configDir = /export LEADCTL_CONFIG_DIR=(\S+)/.exec(text)?.[1];
+    const stateDir = /export LEADCTL_STATE_DIR=(\S+)/.exec(text)?.[1];
+    expect(configDir).toMatch(/leadctl-demo-.*config$/);
+    expect(stateDir).toMatch(/leadctl-demo-.*state$/);
+    expect(text).toContain('unset LEADCTL_BASE_URL LEADCTL_PROFILE\n');
+    expect(readdirSync(configDir!)).toContain('config.json');
+
+    io.sendSignal('SIGINT');
+    const { report, interrupted } = await done;
+    expect(interrupted).toBeUndefined();
+    expect(report.ok).toBe(true);
+    expect(io.stdoutText()).toMatch(/Stopping the sandbox\.\n$/);
+    expect(existsSync(configDir!)).toBe(false);
+    expect(existsSync(stateDir!)).toBe(false);
   });
 });

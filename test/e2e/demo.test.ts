@@ -126,4 +126,32 @@ describe('leadctl demo (the built binary)', () => {
     expect(await exited).toBe(0);
     expect(existsSync(configDir)).toBe(false);
   });
+
+  it('Ctrl-C in the middle ends with 130 after cleaning up, not killed by the signal', async () => {
+    const child = spawn(process.execPath, [BIN, 'demo'], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (code, signal) => resolve([code, signal])));
+    // By step 2 the login has saved a profile through conf, whose when-exit hook re-raises signals.
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the demo never reached step 2:\n${stdout}`)), 45_000);
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+        if (/── 2\/\d+ /.test(stdout)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    child.kill('SIGINT');
+    const [code, signal] = await exited;
+    const root = /--rejects (\S+)\/files\/list-rejects\.csv/.exec(stdout)?.[1];
+    expect(root).toBeDefined();
+    kept.push(root!);
+    expect(signal).toBeNull();
+    expect(code).toBe(130);
+    expect(stdout).toContain('skipped: interrupted by SIGINT');
+    // The throwaway config (with the sandbox's secret) and state folders are gone.
+    expect(existsSync(join(root!, 'config'))).toBe(false);
+    expect(existsSync(join(root!, 'state'))).toBe(false);
+  });
 });

@@ -126,13 +126,14 @@ describe('customers batch against the sandbox', () => {
   });
 
   it('refuses a second push to the same profile while one is running', async () => {
-    const sandbox = await startSandboxProcess(['--latency', '300']);
+    // 25 requests of a second each, one at a time: the first run outlasts the second's start on any machine.
+    const sandbox = await startSandboxProcess(['--latency', '1000']);
     try {
       const env = pushEnv(sandbox);
       const first = spawnBinary(['customers', 'batch', 'export.csv', '--mapping', MAPPING, '--chunk-size', '100', '--concurrency', '1'], env, join(work, 'export'));
       // Wait until the first run holds the lock (it takes it before reading the export).
       const lockFile = join(env.LEADCTL_STATE_DIR!, 'locks', 'default.lock');
-      for (let i = 0; i < 100 && !existsSync(lockFile); i++) await sleep(50);
+      for (let i = 0; i < 600 && !existsSync(lockFile); i++) await sleep(50);
       expect(existsSync(lockFile)).toBe(true);
       const second = await runBinary(['customers', 'batch', 'export.csv', '--mapping', MAPPING], { env, cwd: join(work, 'export') });
       expect(second.code).toBe(7);

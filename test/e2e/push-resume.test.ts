@@ -50,16 +50,22 @@ describe('a push killed with SIGKILL, then rerun with --resume', () => {
       await reference.stop();
     }
 
-    // The interrupted run: slow requests, killed once a few chunks are acknowledged.
+    // The interrupted run: killed once a few chunks are acknowledged. Each request takes a second
+    // (sandbox --latency), so however slow this machine is, the run cannot get near its 12th
+    // acknowledgement between the poll that sees the 4th and the kill.
     const dataDir = mkdtempSync(join(work, 'interrupted-'));
     const stateDir = join(work, 'state');
     const port = String(await freePort());
-    let sandbox = await startSandboxProcess(['--data-dir', dataDir, '--port', port, '--latency', '250']);
+    let sandbox = await startSandboxProcess(['--data-dir', dataDir, '--port', port, '--latency', '1000']);
     let ackedBeforeKill: number;
     try {
       const env = pushEnv(sandbox, stateDir);
       const run = spawnBinary(args, env, exportDir);
-      for (let i = 0; i < 300 && acknowledged(stateDir) < 4; i++) await sleep(50);
+      let ended = false;
+      void run.exited.then(() => (ended = true));
+      // Waits on the journal, not on the clock (the test's own timeout is the limit).
+      while (!ended && acknowledged(stateDir) < 4) await sleep(50);
+      expect(ended, run.output().stderr).toBe(false);
       run.kill('SIGKILL');
       const end = await run.exited;
       expect(end.signal).toBe('SIGKILL');

@@ -19,7 +19,7 @@ import type { PushEvent } from './progress.js';
 import { defaultRejectsName, RejectsWriter } from './rejects.js';
 import { applySkips } from './service-skips.js';
 import { stateDir } from './state-dir.js';
-import { Tally, type PushStatus, type PushSummary } from './summary.js';
+import { outcomeOf, Tally, type PushSummary, type StopReason } from './summary.js';
 import { validateGroup, type LevelCounts, type Reject, type ValidCustomer } from './validate.js';
 
 /**
@@ -64,7 +64,6 @@ export interface PushOutcome {
   exitCode: number;
 }
 
-type StopReason = { kind: 'signal'; signal: Signal } | { kind: 'auth'; error: LeadctlError } | { kind: 'service'; error: LeadctlError };
 type Mode = 'streamed' | 'staged';
 
 class ReadingStopped extends Error {}
@@ -92,6 +91,8 @@ class BatchRun {
   private client: ApiClient | undefined;
   private staging: Staging | undefined;
   private retries = 0;
+  /** Requests the service refused as too large (HTTP 413), each then sent in halves. */
+  private splits = 0;
   private requests = { total: 0, sent: 0, acknowledgedBefore: 0, notSent: 0 };
   private doneCustomers = 0;
   private totalCustomers = 0;
@@ -345,6 +346,8 @@ class BatchRun {
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
       const g = next.value;
       const counts: LevelCounts = { customers: 1, loans: g.loans.length, payments: g.loans.reduce((n, l) => n + l.payments.length, 0) + g.orphans.reduce((n, o) => n + o.payments.length, 0) };
+      // Superseded records too: which of them is the duplicate is decided when the group is checked.
+      for (const d of g.duplicates) counts[`${d.level}s`]++;
       Tally.add(this.tally.read, counts);
       Tally.add(this.tally.notSent, counts);
     }
@@ -461,7 +464,7 @@ class BatchRun {
     } catch (err) {
       if (err instanceof PayloadTooLargeError && customers.length > 1) {
         const half = Math.ceil(customers.length / 2);
-        this.notes.push(`the service refused a request of ${customers.length} customers as too large (HTTP 413); it was split and sent in halves (lower --max-bytes to avoid this)`);
+        this.splits++;
         const first = await this.post(customers.slice(0, half));
         const second = await this.post(customers.slice(half));
         return [...first, ...second.map((s) => ({ ...s, path: shiftCustomerPath(s.path, half) }))];
@@ -480,29 +483,9 @@ class BatchRun {
   private summarize(): PushOutcome {
     const { request, tally, stop } = this;
     this.rejects.close();
-    const rejectedAny = this.rejects.count > 0;
-    let status: PushStatus;
-    let exitCode: number;
-    let error: PushSummary['error'];
-    if (stop?.kind === 'signal') {
-      status = 'interrupted';
-      exitCode = stop.signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM;
-    } else if (stop?.kind === 'auth') {
-      status = 'authentication_failed';
-      exitCode = ExitCode.AUTH;
-      error = { code: stop.error.code, message: stop.error.message };
-    } else if (stop?.kind === 'service') {
-      status = 'service_unavailable';
-      exitCode = stop.error.exitCode;
-      error = { code: stop.error.code, message: stop.error.message };
-    } else if (request.validateOnly) {
-      status = rejectedAny ? 'validated_with_rejects' : 'validated';
-      exitCode = rejectedAny ? ExitCode.REJECTED : ExitCode.OK;
-    } else {
-      status = rejectedAny ? 'completed_with_rejects' : 'completed';
-      exitCode = rejectedAny ? ExitCode.REJECTED : ExitCode.OK;
-    }
+    const { status, exitCode, error } = outcomeOf(stop, request.validateOnly, this.rejects.count > 0);
     const notes = [...this.notes];
+    if (this.splits) notes.push(`the service refused ${this.splits} request(s) as too large (HTTP 413); each was split and sent in halves (lower --max-bytes to avoid this)`);
     if (!this.inputFullyRead) notes.push('the rest of the export was not read: rerun with --resume to continue');
     const elapsed = (performance.now() - this.startedMs) / 1000;
     const summary: PushSummary = {

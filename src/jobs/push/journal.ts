@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 
@@ -60,6 +60,7 @@ export class Journal {
   private fd: number | undefined;
   private readonly acks = new Map<number, JournalAck>();
   private completeAt: string | undefined;
+  private tornTail = false;
 
   private constructor(
     readonly path: string,
@@ -73,6 +74,7 @@ export class Journal {
   static open(dir: string, header: Omit<JournalHeader, 'type' | 'version' | 'created'>, resume: boolean, now: Date): { journal: Journal; resumed: boolean } {
     const folder = join(dir, 'journals');
     mkdirSync(folder, { recursive: true, mode: 0o700 });
+    pruneStale(folder);
     const path = join(folder, `${header.key}.ndjson`);
     if (resume && existsSync(path)) {
       const journal = Journal.read(path);
@@ -85,6 +87,8 @@ export class Journal {
           );
         }
         journal.fd = openSync(path, 'a', 0o600);
+        // A line torn by a crash must not swallow the first acknowledgement appended after it.
+        if (journal.tornTail) writeSync(journal.fd, '\n');
         return { journal, resumed: true };
       }
     }
@@ -101,7 +105,8 @@ export class Journal {
   }
 
   private static read(path: string): Journal | undefined {
-    const lines = readFileSync(path, 'utf8').split('\n');
+    const text = readFileSync(path, 'utf8');
+    const lines = text.split('\n');
     let journal: Journal | undefined;
     for (const line of lines) {
       if (line.trim() === '') continue;
@@ -115,6 +120,7 @@ export class Journal {
       else if (journal && entry.type === 'ack') journal.acks.set(entry.chunk, entry);
       else if (journal && entry.type === 'complete') journal.completeAt = entry.at;
     }
+    if (journal) journal.tornTail = text.length > 0 && !text.endsWith('\n');
     return journal;
   }
 
@@ -150,5 +156,22 @@ export class Journal {
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+  }
+}
+
+/** Journals untouched this long are of exports nobody will resume; they would only pile up. */
+export const JOURNAL_KEEP_DAYS = 30;
+
+function pruneStale(folder: string): void {
+  // Against the file system's clock, which stamps the files, not the run's (tests fix that one).
+  const limit = Date.now() - JOURNAL_KEEP_DAYS * 24 * 3600 * 1000;
+  for (const name of readdirSync(folder)) {
+    if (!name.endsWith('.ndjson') && !name.endsWith('.tmp')) continue;
+    const path = join(folder, name);
+    try {
+      if (statSync(path).mtimeMs < limit) rmSync(path, { force: true });
+    } catch {
+      // Gone already, or not ours to judge: pruning is housekeeping, never a reason to fail a push.
+    }
   }
 }

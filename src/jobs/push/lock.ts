@@ -18,7 +18,7 @@ export class PushLockedError extends LockedError {
   }
 }
 
-interface LockOwner {
+export interface LockOwner {
   pid: number;
   host: string;
   started: string;
@@ -39,7 +39,7 @@ export class PushLock {
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     const path = join(folder, `${profile.replace(/[^A-Za-z0-9._-]/g, '_')}.lock`);
     const owner: LockOwner = { pid: process.pid, host: hostname(), started: now.toISOString(), command };
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < 5; attempt++) {
       try {
         const fd = openSync(path, 'wx', 0o600);
         writeSync(fd, JSON.stringify(owner) + '\n');
@@ -51,7 +51,7 @@ export class PushLock {
       const holder = readOwner(path);
       if (holder === 'gone') continue;
       if (holder === 'unreadable' ? isOld(path) : isDead(holder)) {
-        rmSync(path, { force: true });
+        removeStale(path, holder);
         continue;
       }
       const who = holder === 'unreadable' ? 'another process' : `process ${holder.pid} on ${holder.host}, started ${holder.started}`;
@@ -63,10 +63,41 @@ export class PushLock {
   /** Removes the lock if it is still ours. */
   release(): void {
     const holder = readOwner(this.path);
-    if (typeof holder === 'object' && holder.pid === this.owner.pid && holder.host === this.owner.host && holder.started === this.owner.started) {
+    if (typeof holder === 'object' && sameOwner(holder, this.owner)) {
       rmSync(this.path, { force: true });
     }
   }
+}
+
+/**
+ * Removes a stale lock, unless someone took it over meanwhile. Two runs may both find the same
+ * dead owner; without this, the slower one would delete the lock the faster one just created and
+ * both would run. The check and the removal happen under a second, exclusive file, so only one
+ * run at a time does them, and a lock is removed only while it still names the dead owner.
+ */
+export function removeStale(path: string, stale: LockOwner | 'unreadable'): void {
+  const guard = `${path}.takeover`;
+  let fd: number;
+  try {
+    fd = openSync(guard, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    // Another run is taking over; its guard outlives it only if it died in these few lines.
+    if (isOld(guard)) rmSync(guard, { force: true });
+    return;
+  }
+  try {
+    const now = readOwner(path);
+    const same = stale === 'unreadable' ? now === 'unreadable' && isOld(path) : typeof now === 'object' && sameOwner(now, stale);
+    if (same) rmSync(path, { force: true });
+  } finally {
+    closeSync(fd);
+    rmSync(guard, { force: true });
+  }
+}
+
+function sameOwner(a: LockOwner, b: LockOwner): boolean {
+  return a.pid === b.pid && a.host === b.host && a.started === b.started;
 }
 
 function readOwner(path: string): LockOwner | 'unreadable' | 'gone' {

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { ApiClient } from '../../api/client.js';
-import type { Signal } from '../../cli/io.js';
 import { AuthError, ExitCode, LeadctlError, NotFoundError, ValidationError } from '../../errors.js';
 import { stageUpserts, type UpsertKind, type UpsertRecord } from '../../ingest/lms-records.js';
 import { formatFromName, peekText, sniffFormat, type InputFormat, type RowProblem } from '../../ingest/lms-rows.js';
@@ -11,7 +10,7 @@ import { formatZodIssues } from '../../schema/common.js';
 import { CustomerUpsertSchema, LoanUpsertSchema, PaymentUpsertSchema } from '../../schema/loan-performance.js';
 import type { PushEnvironment, PushOutcome } from './batch.js';
 import { defaultRejectsName, RejectsWriter } from './rejects.js';
-import { Tally, type PushStatus, type PushSummary } from './summary.js';
+import { outcomeOf, Tally, type PushSummary, type StopReason } from './summary.js';
 import type { Reject } from './validate.js';
 
 /**
@@ -45,8 +44,6 @@ function fieldOf(kind: UpsertKind, field: string): string {
   return kind === 'customer' && field !== 'customer_id' && !field.startsWith('lead_loan') ? `lead_loan.${field}` : field;
 }
 
-type StopReason = { kind: 'signal'; signal: Signal } | { kind: 'auth' | 'service'; error: LeadctlError };
-
 export async function runSinglePush(request: SinglePushRequest, env: PushEnvironment): Promise<PushOutcome> {
   const { io, kind } = { io: env.io, kind: request.kind };
   const started = io.now();
@@ -59,7 +56,16 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
   const rejects = new RejectsWriter(request.rejectsPath ?? defaultRejectsName(started), io.cwd, staging.sources, request.rejectsPath !== undefined);
   const abort = new AbortController();
   let release: (() => void) | undefined;
+  let stop: StopReason | undefined;
+  const inFlight = new Set<Promise<void>>();
   try {
+    // Taken before reading, so that a signal at any point still ends with the summary (all not sent).
+    release = io.onSignal((signal) => {
+      if (stop?.kind === 'signal') abort.abort(new Error(`stopped by a second ${signal}`));
+      stop ??= { kind: 'signal', signal };
+      env.onEvent({ type: 'stopping', reason: signal, inFlight: inFlight.size });
+      setTimeout(() => abort.abort(new Error('the wait for requests in flight ran out')), env.stopGraceMs ?? 30_000).unref();
+    });
     if (!request.validateOnly) {
       client = await env.api();
       await client.token();
@@ -79,15 +85,6 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
     };
     const rowsRead = await stageUpserts(input, kind, format, { staging, mapping, problems: problem, hash: createHash('sha256') });
     env.onEvent({ type: 'staged', rows: rowsRead, seconds: (performance.now() - startedMs) / 1000 });
-
-    let stop: StopReason | undefined;
-    const inFlight = new Set<Promise<void>>();
-    release = io.onSignal((signal) => {
-      if (stop?.kind === 'signal') abort.abort(new Error(`stopped by a second ${signal}`));
-      stop ??= { kind: 'signal', signal };
-      env.onEvent({ type: 'stopping', reason: signal, inFlight: inFlight.size });
-      setTimeout(() => abort.abort(new Error('the wait for requests in flight ran out')), env.stopGraceMs ?? 30_000).unref();
-    });
 
     let retries = 0;
     let sentRequests = 0;
@@ -189,25 +186,7 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
     if (failure !== undefined) throw failure;
 
     rejects.close();
-    const rejectedAny = rejects.count > 0;
-    let status: PushStatus;
-    let exitCode: number;
-    let error: PushSummary['error'];
-    const reason = stop as StopReason | undefined;
-    if (reason?.kind === 'signal') {
-      status = 'interrupted';
-      exitCode = reason.signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM;
-    } else if (reason?.kind === 'auth' || reason?.kind === 'service') {
-      status = reason.kind === 'auth' ? 'authentication_failed' : 'service_unavailable';
-      exitCode = reason.kind === 'auth' ? ExitCode.AUTH : reason.error.exitCode;
-      error = { code: reason.error.code, message: reason.error.message };
-    } else if (request.validateOnly) {
-      status = rejectedAny ? 'validated_with_rejects' : 'validated';
-      exitCode = rejectedAny ? ExitCode.REJECTED : ExitCode.OK;
-    } else {
-      status = rejectedAny ? 'completed_with_rejects' : 'completed';
-      exitCode = rejectedAny ? ExitCode.REJECTED : ExitCode.OK;
-    }
+    const { status, exitCode, error } = outcomeOf(stop as StopReason | undefined, request.validateOnly, rejects.count > 0);
     const elapsed = (performance.now() - startedMs) / 1000;
     const summary: PushSummary = {
       command: COMMAND[kind],

@@ -1,3 +1,5 @@
+import type { Signal } from '../../cli/io.js';
+import { ExitCode, type LeadctlError } from '../../errors.js';
 import type { LevelCounts } from './validate.js';
 
 /**
@@ -39,6 +41,21 @@ export interface PushSummary {
   error?: { code: string; message: string };
   /** Things the operator should know about this run (e.g. an unsorted export was staged). */
   notes?: string[];
+}
+
+/** Why a run stopped before the end: a signal, refused credentials, or a service that stayed down. */
+export type StopReason = { kind: 'signal'; signal: Signal } | { kind: 'auth' | 'service'; error: LeadctlError };
+
+/** The run's status and exit code: how it stopped, else whether anything was rejected. */
+export function outcomeOf(stop: StopReason | undefined, validateOnly: boolean, rejectedAny: boolean): { status: PushStatus; exitCode: number; error?: PushSummary['error'] } {
+  if (stop?.kind === 'signal') return { status: 'interrupted', exitCode: stop.signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM };
+  if (stop !== undefined) {
+    const error = { code: stop.error.code, message: stop.error.message };
+    return stop.kind === 'auth' ? { status: 'authentication_failed', exitCode: ExitCode.AUTH, error } : { status: 'service_unavailable', exitCode: stop.error.exitCode, error };
+  }
+  const exitCode = rejectedAny ? ExitCode.REJECTED : ExitCode.OK;
+  if (validateOnly) return { status: rejectedAny ? 'validated_with_rejects' : 'validated', exitCode };
+  return { status: rejectedAny ? 'completed_with_rejects' : 'completed', exitCode };
 }
 
 export class Tally {

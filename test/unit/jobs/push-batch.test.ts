@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../../src/api/client.js';
-import { AuthError, ServiceError } from '../../../src/errors.js';
+import { AuthError, PayloadTooLargeError, ServiceError } from '../../../src/errors.js';
 import { runBatchPush, type BatchPushRequest, type PushEnvironment } from '../../../src/jobs/push/batch.js';
 import type { PushEvent } from '../../../src/jobs/push/progress.js';
 import { memoryIO, type MemoryIO } from '../../helpers/memory-io.js';
@@ -183,4 +183,60 @@ describe('interruptions and --resume', () => {
     expect(outcome.exitCode).toBe(3);
     expect(outcome.summary.customers).toMatchObject({ accepted: 50, not_sent: 70 });
   });
+
+  it('counts the unread rest (duplicates included) as not sent when the service goes down, so read adds up', async () => {
+    const fake = fakeClient({ answer: (n) => (n >= 1 ? new ServiceError('service unavailable after 6 attempts', 503) : 'ok') });
+    const io = memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: join(work, 'state-d') } });
+    const outcome = await runBatchPush(request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: 'mapping.json', rejectsPath: join(work, 'down-rejects.csv'), chunkSize: 2, concurrency: 1 }), environment(io, fake.client));
+    expect(outcome.exitCode).toBe(5);
+    // The same counts as the validate-only run of this export reads.
+    expect(outcome.summary.customers.read).toBe(10);
+    expect(outcome.summary.loans.read).toBe(12);
+    expect(outcome.summary.payments.read).toBe(24);
+    for (const level of ['customers', 'loans', 'payments'] as const) {
+      const l = outcome.summary[level];
+      expect(l.read, level).toBe(l.accepted + l.rejected + l.duplicates + l.not_sent);
+    }
+    for (const line of readRejects(join(work, 'down-rejects.csv'))) expect(line.reason).not.toMatch(/unavailable|not sent: .*service/);
+  });
 });
+
+describe('a request the service refuses as too large (413)', () => {
+  it('is split in halves until it fits; skips in a second half land on the right rows; a lone customer too large is rejected', async () => {
+    const out = join(work, 'gen-413');
+    await writeExport({ out, customers: 120, seed: 3, paymentsPerCustomer: 2, shapes: ['denormalised'] });
+    let skippedId: string | undefined;
+    let tooLargeId: string | undefined;
+    const fake = fakeClient({
+      answer: (n, body) => {
+        if (n === 0) {
+          skippedId = body.customers[40]!.customer_id;
+          tooLargeId = body.customers[10]!.customer_id;
+        }
+        if (body.customers.length > 20 || body.customers.some((c) => c.customer_id === tooLargeId)) return new PayloadTooLargeError('the request body is too large');
+        const i = body.customers.findIndex((c) => c.customer_id === skippedId);
+        return i < 0 ? 'ok' : { skipped: [{ path: `customers.${i}`, id: skippedId!, errors: ['customer_id: refused for this test'] }] };
+      },
+    });
+    const rejectsPath = join(work, '413-rejects.csv');
+    const io = memoryIO({ cwd: out, env: { LEADCTL_STATE_DIR: join(work, 'state-413') } });
+    const outcome = await runBatchPush(request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), rejectsPath, chunkSize: 50, concurrency: 2 }), environment(io, fake.client));
+    expect(outcome.exitCode).toBe(4);
+    expect(outcome.summary.customers).toMatchObject({ read: 120, sent: 120, accepted: 118, rejected: 2, not_sent: 0 });
+    const stored = fake.bodies.flatMap((b) => b.customers.map((c) => c.customer_id));
+    expect(new Set(stored).size).toBe(119);
+    expect(stored).not.toContain(tooLargeId);
+    expect(outcome.summary.notes?.filter((n) => /HTTP 413/.test(n))).toHaveLength(1);
+
+    const lines = readFileSync(join(out, 'export.csv'), 'utf8').split('\n');
+    const rejects = readRejects(rejectsPath);
+    const skipped = rejects.filter((r) => r.field === 'customer_id');
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]).toMatchObject({ customer_id: skippedId, reason: 'skipped by the service: refused for this test' });
+    expect(lines[Number(skipped[0]!.row) - 1]!.startsWith(`${skippedId},`)).toBe(true);
+    const tooLarge = rejects.filter((r) => r.customer_id === tooLargeId && r.loan_id === '');
+    expect(tooLarge).toHaveLength(1);
+    expect(tooLarge[0]!.reason).toMatch(/too large/);
+  });
+});
+

@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync, existsSync, mkdirSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Chunker, customersBody, type Chunk } from '../../../src/jobs/push/chunker.js';
-import { Journal, journalKey } from '../../../src/jobs/push/journal.js';
-import { LOCKED_EXIT_CODE, PushLock, PushLockedError } from '../../../src/jobs/push/lock.js';
+import { Journal, JOURNAL_KEEP_DAYS, journalKey } from '../../../src/jobs/push/journal.js';
+import { LOCKED_EXIT_CODE, PushLock, PushLockedError, removeStale } from '../../../src/jobs/push/lock.js';
 import { applySkips } from '../../../src/jobs/push/service-skips.js';
 import { stateDir } from '../../../src/jobs/push/state-dir.js';
 import type { CustomerTrace, ValidCustomer } from '../../../src/jobs/push/validate.js';
@@ -94,6 +94,36 @@ describe('Journal', () => {
     again.close();
   });
 
+  it('after a torn last line, keeps the acknowledgements appended by the resumed run', () => {
+    const dir = join(work, 'j3');
+    const { journal } = Journal.open(dir, header('k3'), false, now);
+    journal.record({ chunk: 0, first: 'A', last: 'B', customers: 2, skipped: [], at: now.toISOString() });
+    journal.close();
+    appendFileSync(journal.path, '{"type":"ack","chunk":1,"fir');
+    const { journal: resumed } = Journal.open(dir, header('k3'), true, now);
+    resumed.record({ chunk: 1, first: 'C', last: 'D', customers: 2, skipped: [], at: now.toISOString() });
+    resumed.close();
+    const { journal: again } = Journal.open(dir, header('k3'), true, now);
+    expect(again.acknowledged).toBe(2);
+    expect(again.ack(1)?.first).toBe('C');
+    again.close();
+  });
+
+  it('prunes journals nobody touched for a long time, and keeps the others', () => {
+    const dir = join(work, 'j4');
+    const folder = join(dir, 'journals');
+    mkdirSync(folder, { recursive: true });
+    const old = join(folder, 'old.ndjson');
+    const recent = join(folder, 'recent.ndjson');
+    writeFileSync(old, '{}\n');
+    writeFileSync(recent, '{}\n');
+    const longAgo = (Date.now() - (JOURNAL_KEEP_DAYS + 1) * 24 * 3600 * 1000) / 1000;
+    utimesSync(old, longAgo, longAgo);
+    Journal.open(dir, header('k4'), false, now).journal.close();
+    expect(existsSync(old)).toBe(false);
+    expect(existsSync(recent)).toBe(true);
+  });
+
   it('starts afresh without --resume, and refuses to resume with other chunk settings', () => {
     const dir = join(work, 'j2');
     const { journal } = Journal.open(dir, header('k2'), false, now);
@@ -137,6 +167,26 @@ describe('PushLock', () => {
     const second = PushLock.acquire(dir, 'default', 'customers batch', now);
     expect(JSON.parse(readFileSync(second.path, 'utf8')).pid).toBe(process.pid);
     second.release();
+  });
+});
+
+describe('PushLock takeover race', () => {
+  it('does not remove a lock another run took over after both found the same dead owner', () => {
+    const dir = join(work, 'l3');
+    const first = PushLock.acquire(dir, 'default', 'customers batch', new Date());
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
+    const owner = JSON.parse(readFileSync(first.path, 'utf8'));
+    const stale = { ...owner, pid: Number(dead) };
+    writeFileSync(first.path, JSON.stringify(stale));
+    // Run A takes the stale lock over; run B, which read the same dead owner a moment earlier, acts late.
+    const a = PushLock.acquire(dir, 'default', 'customers batch', new Date(Date.now() + 1));
+    const held = readFileSync(a.path, 'utf8');
+    removeStale(a.path, stale);
+    expect(readFileSync(a.path, 'utf8')).toBe(held);
+    expect(() => PushLock.acquire(dir, 'default', 'customers batch', new Date())).toThrow(PushLockedError);
+    expect(existsSync(`${a.path}.takeover`)).toBe(false);
+    a.release();
+    expect(existsSync(a.path)).toBe(false);
   });
 });
 

@@ -17,6 +17,8 @@ describe('progressMode', () => {
     expect(progressMode({ stderrIsTTY: true, quiet: true, output: 'table' })).toBe('silent');
     expect(progressMode({ stderrIsTTY: true, quiet: false, output: 'json' })).toBe('silent');
     expect(progressMode({ stderrIsTTY: false, quiet: false, output: 'ndjson' })).toBe('lines');
+    // cron: stdout is the JSON summary, stderr a log file that still gets progress lines
+    expect(progressMode({ stderrIsTTY: false, quiet: false, output: 'json' })).toBe('lines');
   });
 });
 
