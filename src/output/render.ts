@@ -134,10 +134,11 @@ export class Output {
         await this.write(await this.csv([row], columns, true));
         return;
       case 'table': {
-        const Table = await loadTable();
-        const table = new Table(this.tableStyle());
-        for (const c of columns) table.push([c.header ?? c.key, humanText(c, row)]);
-        await this.write(table.toString() + '\n');
+        // One record reads best as aligned "Label  value" lines, not a boxed table.
+        const labels = columns.map((c) => c.header ?? c.key);
+        const width = Math.max(...labels.map((l) => l.length));
+        const lines = columns.map((c, i) => `${(labels[i] + ':').padEnd(width + 2)}${humanText(c, row)}`);
+        await this.write(lines.join('\n') + '\n');
         return;
       }
     }
@@ -218,8 +219,9 @@ export class Output {
     return table.toString();
   }
 
+  /** No rule between rows: a list of 20 rows stays 20 lines, not 40. */
   private tableStyle() {
-    return this.settings.color ? {} : { style: { head: [] as string[], border: [] as string[] } };
+    return this.settings.color ? { style: { compact: true } } : { style: { head: [] as string[], border: [] as string[], compact: true } };
   }
 }
 

@@ -103,8 +103,8 @@ describe('leads dictionary | ids | get | export (built binary against the sandbo
     });
 
     const table = await env.run(['leads', 'get', String(acceptedId), '--columns', 'email,social_security_number,bank_account_number', '-o', 'table']);
-    expect(table.stdout).toMatch(/social_security_number\s+│ \*{5}6789/);
-    expect(table.stdout).toMatch(/bank_account_number\s+│ \*{8}2345/);
+    expect(table.stdout).toMatch(/social_security_number:\s+\*{5}6789/);
+    expect(table.stdout).toMatch(/bank_account_number:\s+\*{8}2345/);
     expect(table.stdout).not.toContain('212456789');
 
     const unmasked = await env.run(['leads', 'get', String(acceptedId), '--columns', 'social_security_number', '--no-mask', '-o', 'table']);
