@@ -9,7 +9,7 @@
  */
 import { Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, request as undiciRequest, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
   BatchResponseSchema,
@@ -113,6 +113,27 @@ export type ApiEvent =
   | { type: 'give-up'; method: HttpMethod; path: string; attempts: number; reason: string }
   | TokenEvent;
 
+export interface ProxySettings {
+  httpProxy?: string;
+  httpsProxy?: string;
+  noProxy?: string;
+}
+
+/** The proxy settings of an environment, lower-case names first as curl reads them. */
+export function proxyFromEnv(env: Record<string, string | undefined>): ProxySettings {
+  const pick = (name: string) => env[name.toLowerCase()] || env[name] || undefined;
+  return { httpProxy: pick('HTTP_PROXY'), httpsProxy: pick('HTTPS_PROXY'), noProxy: pick('NO_PROXY') };
+}
+
+const LOOPBACK_HOSTS = 'localhost,127.0.0.1,::1,[::1]';
+
+function createDispatcher(agentOptions: Agent.Options, proxy: ProxySettings | undefined): Dispatcher {
+  if (!proxy?.httpProxy && !proxy?.httpsProxy) return new Agent(agentOptions);
+  const noProxy = [proxy.noProxy, LOOPBACK_HOSTS].filter(Boolean).join(',');
+  // Explicit values (never undici's own reading of process.env): the IO's environment decides.
+  return new EnvHttpProxyAgent({ ...agentOptions, httpProxy: proxy.httpProxy ?? '', httpsProxy: proxy.httpsProxy ?? '', noProxy });
+}
+
 export interface ApiClientOptions {
   baseUrl: string;
   /** Needed only for bearer-protected endpoints (everything but the legacy post). */
@@ -129,6 +150,8 @@ export interface ApiClientOptions {
   now?: () => number;
   /** Randomness of the jitter, for tests. */
   random?: () => number;
+  /** Proxies, as in HTTPS_PROXY / HTTP_PROXY / NO_PROXY; loopback addresses are always reached directly. */
+  proxy?: ProxySettings;
   /** A dispatcher of your own (tests); the client then does not close it. */
   dispatcher?: Dispatcher;
 }
@@ -186,8 +209,7 @@ export class ApiClient {
     this.clientId = options.clientId;
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
-      options.dispatcher ??
-      new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect: { timeout: Math.min(options.timeoutMs ?? 10_000, 10_000) } });
+      options.dispatcher ?? createDispatcher({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect: { timeout: Math.min(options.timeoutMs ?? 10_000, 10_000) } }, options.proxy);
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;

@@ -108,14 +108,14 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
         details,
       });
     case 429:
-      return new RateLimitedError(`the service is still rate limiting ${what(r)}${attemptsNote(r)} (HTTP 429${said})${r.gaveUp ? `; ${r.gaveUp}` : ''}`, {
+      return new RateLimitedError(`the service is still rate limiting ${what(r)}${attemptsNote(r)} (HTTP 429${said})${gaveUpNote(r.gaveUp)}`, {
         hint: 'wait a minute and run the command again, or lower --concurrency; LEADCTL_RETRY_MAX_WAIT_MS allows a longer wait',
         details,
       });
     default:
       if (r.status >= 500) {
         return new ServiceError(
-          `the service failed on ${what(r)} with HTTP ${r.status}${said}${attemptsNote(r)}${r.gaveUp ? `; ${r.gaveUp}` : ''}`,
+          `the service failed on ${what(r)} with HTTP ${r.status}${said}${attemptsNote(r)}${gaveUpNote(r.gaveUp)}`,
           r.status,
           { hint: `the service at ${r.baseUrl} is having trouble: run the command again later (it is safe to repeat)`, details },
         );
@@ -209,7 +209,7 @@ export function errorFromNetwork(f: NetworkFailure): NetworkError {
       ? `the service at ${f.baseUrl} is slow or unreachable: try again later or raise --timeout`
       : `check the base URL (${f.baseUrl}, set by --base-url, LEADCTL_BASE_URL or the profile) and the network, then run the command again`;
   return new NetworkError(
-    `could not reach the service for ${f.method} ${f.path}: ${words}${code ? ` (${code})` : ''}${attemptsNote(f)}${f.gaveUp ? `; ${f.gaveUp}` : ''}`,
+    `could not reach the service for ${f.method} ${f.path}: ${words}${code ? ` (${code})` : ''}${attemptsNote(f)}${gaveUpNote(f.gaveUp)}`,
     { hint, details: { method: f.method, path: f.path, code, attempts: f.attempts }, cause: f.error },
   );
 }
@@ -248,4 +248,9 @@ export function errorFromTokenResponse(r: FailedResponse & { clientId: string })
     });
   }
   return errorFromResponse(r);
+}
+
+/** Why the retries stopped, unless it only repeats the attempt count already in the message. */
+function gaveUpNote(gaveUp: string | undefined): string {
+  return gaveUp && !/^gave up after \d+ attempts?$/.test(gaveUp) ? `; ${gaveUp}` : '';
 }

@@ -111,7 +111,7 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
   };
 
   const makeClient = async (flags: Pick<CredentialFlags, 'clientId' | 'clientSecret'>): Promise<ApiClient> => {
-    const [{ createApiClient }, { retryPolicyFromEnv }, { formatApiEvent }, { redact }, credentials, { packageVersion }] = await Promise.all([
+    const [{ createApiClient, proxyFromEnv }, { retryPolicyFromEnv }, { formatApiEvent }, { redact }, credentials, { packageVersion }] = await Promise.all([
       import('../api/client.js'),
       import('../api/retry.js'),
       import('../api/events.js'),
@@ -139,6 +139,7 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
       tokenCache: explicit ? undefined : credentials.profileTokenCache(profiles, resolved),
       timeoutMs: globals.timeoutMs,
       retry,
+      proxy: proxyFromEnv(io.env),
       userAgent: `leadctl/${packageVersion()} node/${process.versions.node}`,
       now: () => io.now().getTime(),
       onEvent: globals.verbose ? (event) => log.debug(redact(formatApiEvent(event), [secret])) : undefined,

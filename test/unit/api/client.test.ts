@@ -458,3 +458,55 @@ describe('encodeQuery', () => {
     expect(encodeQuery([])).toBe('');
   });
 });
+
+describe('ApiClient: proxies', () => {
+  /** A CONNECT proxy on 127.0.0.1 that records what it was asked for and tunnels to `targetPort` whatever the name. */
+  async function connectProxy(targetPort: number) {
+    const { connect } = await import('node:net');
+    const asked: string[] = [];
+    const proxy = createServer((_req, res) => res.writeHead(405).end());
+    proxy.on('connect', (req, socket, head) => {
+      asked.push(req.url!);
+      const upstream = connect(targetPort, '127.0.0.1', () => {
+        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(socket).pipe(upstream);
+      });
+      upstream.on('error', () => socket.destroy());
+      socket.on('error', () => upstream.destroy());
+    });
+    servers.push(proxy);
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, asked };
+  }
+
+  it('sends requests for a non-loopback host through HTTP_PROXY, token included', async () => {
+    const svc = await service((_req, res) => json(res, 200, SYSTEMS));
+    const proxy = await connectProxy(Number(new URL(svc.baseUrl).port));
+    // The name never resolves: only the proxy (which tunnels to the local service) can reach it.
+    const { c } = client('http://lead-service.invalid:8080', { proxy: { httpProxy: proxy.url } });
+    expect(await c.managementSystems()).toEqual(SYSTEMS.data);
+    expect(proxy.asked.length).toBeGreaterThan(0);
+    expect(new Set(proxy.asked)).toEqual(new Set(['lead-service.invalid:8080']));
+  });
+
+  it('reaches loopback addresses directly even with a proxy set, and honours NO_PROXY', async () => {
+    const svc = await service((_req, res) => json(res, 200, SYSTEMS));
+    const proxy = await connectProxy(1);
+    const { c } = client(svc.baseUrl, { proxy: { httpProxy: proxy.url, httpsProxy: proxy.url } });
+    expect(await c.managementSystems()).toEqual(SYSTEMS.data);
+    const { c: c2 } = client(svc.baseUrl.replace('127.0.0.1', 'localhost'), { proxy: { httpProxy: proxy.url, noProxy: 'example.org' } });
+    expect(await c2.managementSystems()).toEqual(SYSTEMS.data);
+    expect(proxy.asked).toEqual([]);
+  });
+
+  it('reads the proxy settings from the environment, lower-case names first', async () => {
+    const { proxyFromEnv } = await import('../../../src/api/client.js');
+    expect(proxyFromEnv({ HTTPS_PROXY: 'http://upper:1', https_proxy: 'http://lower:1', NO_PROXY: 'a.example' })).toEqual({
+      httpProxy: undefined,
+      httpsProxy: 'http://lower:1',
+      noProxy: 'a.example',
+    });
+    expect(proxyFromEnv({})).toEqual({ httpProxy: undefined, httpsProxy: undefined, noProxy: undefined });
+  });
+});
