@@ -71,12 +71,26 @@ export type InspectedRow =
   | { ok: true; customerId: string; loanId: string; paymentId: string; hasPayment: boolean }
   | { ok: false; problem: Omit<RowProblem, 'src' | 'row'> };
 
+function hasPaymentCells(plan: CsvPlan, cells: readonly string[]): boolean {
+  if (plan.paymentReader === undefined) return false;
+  if (plan.role === 'payments') return true;
+  const columns = plan.paymentColumns;
+  for (let i = 0; i < columns.length; i++) {
+    const cell = cells[columns[i]!];
+    if (cell !== undefined && cell !== '' && cell.trim() !== '') return true;
+  }
+  return false;
+}
+
 export function inspectRow(plan: CsvPlan, cells: readonly string[]): InspectedRow {
-  const hasPayment = plan.paymentReader !== undefined && (plan.role === 'payments' || plan.paymentColumns.some((i) => (cells[i] ?? '').trim() !== ''));
-  const level: Level = hasPayment ? 'payment' : 'loan';
+  const hasPayment = hasPaymentCells(plan, cells);
   const customerId = (cells[plan.customerIndex] ?? '').trim();
   const loanId = (cells[plan.loanIndex] ?? '').trim();
   const paymentId = hasPayment ? (cells[plan.paymentIndex] ?? '').trim() : '';
+  if (cells.length === plan.width && customerId !== '' && loanId !== '' && (!hasPayment || paymentId !== '')) {
+    return { ok: true, customerId, loanId, paymentId, hasPayment };
+  }
+  const level: Level = hasPayment ? 'payment' : 'loan';
   const ids = { customerId: customerId || undefined, loanId: loanId || undefined, paymentId: paymentId || undefined };
   if (cells.length !== plan.width) return { ok: false, problem: { level, ...ids, reason: `has ${cells.length} columns; the header has ${plan.width}` } };
   if (customerId === '' || loanId === '') return { ok: false, problem: { level, ...ids, field: customerId === '' ? 'customer_id' : 'loan_id', reason: 'required' } };

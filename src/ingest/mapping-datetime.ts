@@ -108,6 +108,8 @@ function compileFast(format: string): FieldReader | undefined {
   const has = (t: string) => order.includes(t as FastToken);
   if (!has('yyyy') || !(has('M') || has('MM')) || !(has('d') || has('dd'))) return undefined;
   if (has('a') && (has('H') || has('HH'))) return undefined; // luxon refuses it: let it say so
+  const scanner = compileScanner(parts);
+  if (scanner !== undefined) return scanner;
   // Each token sits in an outer group, and a token's own group inside it, as luxon's regex does.
   const regex = new RegExp(source, 'i');
   return (text) => {
@@ -161,6 +163,103 @@ function compileFast(format: string): FieldReader | undefined {
       // luxon's rule, including its leniency for 13–23 with a meridiem.
       f.hour = h12 < 12 && meridiem === 1 ? h12 + 12 : h12 === 12 && meridiem === 0 ? 0 : h12;
     }
+    return f;
+  };
+}
+
+type Step =
+  | { kind: 'literal'; text: string }
+  | { kind: 'digits'; min: number; max: number; token: FastToken }
+  | { kind: 'meridiem' };
+
+/**
+ * The same reading as the regular expression, by walking the characters (no match array, no
+ * strings): for formats where the regex cannot backtrack, i.e. every 1–2 digit token is followed
+ * by the end, AM/PM or a literal starting with a non-digit, and no literal has letters (the regex
+ * compares those case-insensitively). Other formats keep the regex.
+ */
+function compileScanner(parts: readonly Part[]): FieldReader | undefined {
+  const steps: Step[] = [];
+  for (const part of parts) {
+    if ('literal' in part) {
+      if (part.literal.toLowerCase() !== part.literal.toUpperCase()) return undefined;
+      steps.push({ kind: 'literal', text: part.literal });
+    } else if (part.token === 'a') {
+      steps.push({ kind: 'meridiem' });
+    } else {
+      const width = part.token === 'yyyy' ? 4 : part.token.length === 2 ? 2 : 0;
+      steps.push({ kind: 'digits', min: width || 1, max: width || 2, token: part.token as FastToken });
+    }
+  }
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i]!;
+    if (step.kind !== 'digits' || step.min === step.max) continue;
+    const next = steps[i + 1];
+    if (next === undefined || next.kind === 'meridiem') continue;
+    if (next.kind === 'digits') return undefined;
+    const first = next.text.charCodeAt(0);
+    if (first >= 48 && first <= 57) return undefined;
+  }
+  return (text) => {
+    const f: Fields = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
+    let meridiem = -1;
+    let h12: number | undefined;
+    let at = 0;
+    for (let i = 0; i < steps.length; i++) {
+      const step = steps[i]!;
+      if (step.kind === 'literal') {
+        if (!text.startsWith(step.text, at)) return undefined;
+        at += step.text.length;
+      } else if (step.kind === 'meridiem') {
+        const c0 = text.charCodeAt(at) | 0x20;
+        const c1 = text.charCodeAt(at + 1) | 0x20;
+        if ((c0 !== 97 /* a */ && c0 !== 112 /* p */) || c1 !== 109 /* m */) return undefined;
+        meridiem = c0 === 112 ? 1 : 0;
+        at += 2;
+      } else {
+        let n = 0;
+        let count = 0;
+        while (count < step.max) {
+          const d = text.charCodeAt(at) - 48;
+          if (!(d >= 0 && d <= 9)) break;
+          n = n * 10 + d;
+          at++;
+          count++;
+        }
+        if (count < step.min) return undefined;
+        switch (step.token) {
+          case 'yyyy':
+            f.year = n;
+            break;
+          case 'M':
+          case 'MM':
+            f.month = n;
+            break;
+          case 'd':
+          case 'dd':
+            f.day = n;
+            break;
+          case 'H':
+          case 'HH':
+            f.hour = n;
+            break;
+          case 'h':
+          case 'hh':
+            h12 = n;
+            break;
+          case 'm':
+          case 'mm':
+            f.minute = n;
+            break;
+          case 's':
+          case 'ss':
+            f.second = n;
+            break;
+        }
+      }
+    }
+    if (at !== text.length) return undefined;
+    if (h12 !== undefined) f.hour = h12 < 12 && meridiem === 1 ? h12 + 12 : h12 === 12 && meridiem === 0 ? 0 : h12;
     return f;
   };
 }
@@ -225,6 +324,8 @@ function hasOffsetToken(format: string): boolean {
  */
 export class ZoneConverter {
   private readonly days = new Map<number, number | null>();
+  /** For days with a transition: the offset (ms) of each local hour that has none inside it. */
+  private readonly hours = new Map<number, number | null>();
 
   constructor(readonly zone: Zone) {}
 
@@ -239,7 +340,24 @@ export class ZoneConverter {
       this.days.set(dayStart, offset);
     }
     if (offset !== null) return localMs - offset * 60_000;
-    return this.exact(localMs);
+    return this.hourly(localMs);
+  }
+
+  /**
+   * Transition days: an hour whose first and last moments get the same offset has no transition
+   * inside it (real zones never change twice within an hour), so the whole hour shares it.
+   */
+  private hourly(localMs: number): number {
+    const hourStart = Math.floor(localMs / HOUR) * HOUR;
+    let shift = this.hours.get(hourStart);
+    if (shift === undefined) {
+      const first = hourStart - this.exact(hourStart);
+      const last = hourStart + HOUR - 1 - this.exact(hourStart + HOUR - 1);
+      shift = first === last ? first : null;
+      if (this.hours.size > 10_000) this.hours.clear();
+      this.hours.set(hourStart, shift);
+    }
+    return shift === null ? this.exact(localMs) : localMs - shift;
   }
 
   /** Only for the few days with a transition. */
@@ -368,12 +486,21 @@ function compileInstantReader(format: string, converter: ZoneConverter): Instant
   return (text) => {
     const f = read(text);
     if (f === undefined || f === null) return f;
-    return converter.toInstant(Date.UTC(f.year, f.month - 1, f.day, f.hour, f.minute, f.second));
+    return converter.toInstant(wallClockMs(f.year, f.month, f.day, f.hour, f.minute, f.second));
   };
 }
 
 function localMs(dt: DateTime): number {
-  return Date.UTC(dt.year, dt.month - 1, dt.day, dt.hour, dt.minute, dt.second);
+  return wallClockMs(dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second);
+}
+
+/** Date.UTC, except that years 0–99 stay themselves (Date.UTC reads them as 1900–1999). */
+function wallClockMs(year: number, month: number, day: number, hour: number, minute: number, second: number): number {
+  if (year >= 100) return Date.UTC(year, month - 1, day, hour, minute, second);
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  d.setUTCHours(hour, minute, second, 0);
+  return d.getTime();
 }
 
 /** Checks a format once, so a mapping with a typo fails before any row is read. */

@@ -124,11 +124,14 @@ export function parseWholeNumber(text: string): Converted<number> {
 const TRUE_WORDS = new Set(['y', 'yes', 'true', '1', 't']);
 const FALSE_WORDS = new Set(['n', 'no', 'false', '0', 'f']);
 
+const TRUE: Converted<boolean> = { ok: true, value: true };
+const FALSE: Converted<boolean> = { ok: true, value: false };
+
 /** Y/N, yes/no, true/false, 1/0 (and T/F), any case. */
 export function parseBoolean(text: string): Converted<boolean> {
   const s = text.trim().toLowerCase();
-  if (TRUE_WORDS.has(s)) return { ok: true, value: true };
-  if (FALSE_WORDS.has(s)) return { ok: true, value: false };
+  if (TRUE_WORDS.has(s)) return TRUE;
+  if (FALSE_WORDS.has(s)) return FALSE;
   return { ok: false, reason: `"${text}" is not a yes/no value (Y/N, yes/no, true/false, 1/0)` };
 }
 
@@ -141,9 +144,14 @@ export function looseKey(text: string): string {
 export function enumMatcher(values: readonly string[]): (text: string) => Converted<string> {
   const byKey = new Map(values.map((v) => [looseKey(v), v]));
   const listed = values.join(', ');
+  // An export spells each value a handful of ways: remember the answers for them.
+  const seen = new Map<string, Converted<string>>();
   return (text) => {
+    let result = seen.get(text);
+    if (result !== undefined) return result;
     const exact = byKey.get(looseKey(text));
-    if (exact !== undefined) return { ok: true, value: exact };
-    return { ok: false, reason: `"${text}" is not one of: ${listed} (add it to the field's "values" map)` };
+    result = exact !== undefined ? { ok: true, value: exact } : { ok: false, reason: `"${text}" is not one of: ${listed} (add it to the field's "values" map)` };
+    if (seen.size < 1000) seen.set(text, result);
+    return result;
   };
 }

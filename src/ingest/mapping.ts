@@ -222,7 +222,8 @@ interface Getter {
   constant?: unknown;
   fallback?: Converted<unknown>;
   convert: TextConverter;
-  values?: Map<string, string | number | boolean>;
+  /** The value map, keys lower-cased, each target already converted (conversion is pure). */
+  values?: Map<string, Converted<unknown>>;
   kind: FieldKind;
 }
 
@@ -302,7 +303,11 @@ export function compileLevel(mapping: Mapping, level: Level, header: readonly st
     const getter: Getter = { field, column, index, convert, kind };
     if (typeof fieldSpec !== 'string') {
       if (fieldSpec.values) {
-        getter.values = new Map(Object.entries(fieldSpec.values).map(([k, v]) => [k.trim().toLowerCase(), v]));
+        const values = new Map<string, Converted<unknown>>();
+        for (const [k, v] of Object.entries(fieldSpec.values)) {
+          values.set(k.trim().toLowerCase(), convertScalar(v, kind, convert));
+        }
+        getter.values = values;
       }
       if (fieldSpec.default !== undefined) getter.fallback = convertScalar(fieldSpec.default, kind, convert);
     }
@@ -329,7 +334,7 @@ export function compileLevel(mapping: Mapping, level: Level, header: readonly st
           result = g.fallback;
         } else if (g.values !== undefined) {
           const mapped = g.values.get(text.toLowerCase());
-          result = mapped === undefined ? g.convert(text) : convertScalar(mapped, g.kind, g.convert);
+          result = mapped === undefined ? g.convert(text) : mapped;
         } else {
           result = g.convert(text);
         }

@@ -88,12 +88,14 @@ process.stdout.write(String(n));
   const summary = JSON.parse(push.stdout);
 
   // The server's share: JSON.parse of bodies like the ones sent (the sandbox also validates and writes SQLite).
-  const body = JSON.stringify({
-    customers: Array.from({ length: 1000 }, (_, i) => ({
-      customer_id: String(i),
-      loans: [{ loan_id: 'L', management_system_id: 7, is_lead_loan: true, loan_amount: 100000, applied_at: '2026-01-02T03:04:05Z', payments: Array.from({ length: 10 }, (_, p) => ({ payment_id: `P${p}`, payment_amount: 12345, payment_type: 'Payment', payment_mode: 'ACH', payment_status: 'Paid', principal: 10000, interest: 2000, fees: 345, payment_at: '2026-11-21T00:05:00Z' })) }],
-    })),
-  });
+  const makeBody = (prefix) =>
+    JSON.stringify({
+      customers: Array.from({ length: 1000 }, (_, i) => ({
+        customer_id: `${prefix}${i}`,
+        loans: [{ loan_id: 'L', management_system_id: 7, is_lead_loan: true, loan_amount: 100000, applied_at: '2026-01-02T03:04:05Z', payments: Array.from({ length: 10 }, (_, p) => ({ payment_id: `P${p}`, payment_amount: 12345, payment_type: 'Payment', payment_mode: 'ACH', payment_status: 'Paid', principal: 10000, interest: 2000, fees: 345, payment_at: '2026-11-21T00:05:00Z' })) }],
+      })),
+    });
+  const body = makeBody('');
   const started = performance.now();
   for (let i = 0; i < 10; i++) JSON.parse(body);
   const parseSeconds = ((performance.now() - started) / 10 / 1000) * summary.requests.sent;
@@ -107,6 +109,50 @@ process.stdout.write(String(n));
     goal: '>= 0.6x, RSS < 400 MB',
     peakRssMb: push.peakRssMb,
     note: `${summary.requests.sent} requests, ${summary.retries} retries; sandbox peak RSS ${sandboxRss?.toFixed(0) ?? '?'} MB; JSON.parse of the bodies alone ≈ ${parseSeconds.toFixed(1)} s of server time (plus its validation and SQLite writes, on the same cores)`,
+  });
+
+  // The sandbox on its own: ready-made bodies of the same size posted with the push's concurrency,
+  // so the server's ceiling is a figure of its own rather than a guess.
+  log('the sandbox alone: ready-made batch bodies');
+  const server = await startSandbox();
+  let serverSeconds;
+  const requests = Math.max(1, Math.round(rows / 10_000));
+  try {
+    const tokenRes = await fetch(`${server.baseUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: server.clientId, client_secret: server.clientSecret }),
+    });
+    if (!tokenRes.ok) throw new Error(`token request answered ${tokenRes.status}`);
+    const { access_token: token } = await tokenRes.json();
+    const bodies = Array.from({ length: requests }, (_, r) => makeBody(`S${r}-`));
+    const t0 = performance.now();
+    let next = 0;
+    const worker = async () => {
+      while (next < bodies.length) {
+        const res = await fetch(`${server.baseUrl}/api/v1/loan-performance/batches/customers`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: bodies[next++],
+        });
+        if (!res.ok) throw new Error(`batch request answered ${res.status}`);
+        await res.arrayBuffer();
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, worker));
+    serverSeconds = (performance.now() - t0) / 1000;
+  } finally {
+    await server.stop();
+  }
+  out.push({
+    name: 'sandbox alone (server ceiling for the push)',
+    rows: requests * 10_000,
+    seconds: serverSeconds,
+    rowsPerSec: (requests * 10_000) / serverSeconds,
+    ratio: (requests * 10_000) / serverSeconds / baseRate,
+    ratioTo: 'csv-parse columns:true',
+    peakRssMb: null,
+    note: `${requests} ready-made bodies of 1000 customers × 10 payments, 4 in flight: JSON parsing, validation and SQLite writes of the sandbox; the full push cannot beat this`,
   });
   return out;
 }

@@ -135,7 +135,71 @@ describe('the fast path agrees with luxon', () => {
   });
 });
 
+describe('the character scanner agrees with luxon', () => {
+  it('on near-misses of common formats (UTC, so only the reading is compared)', () => {
+    let seed = 777;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const cases: [string, string][] = [
+      ['M/d/yyyy h:mm a', '11/20/2026 6:05 PM'],
+      ['MM/dd/yyyy h:mm a', '02/29/2024 12:00 am'],
+      ['M/d/yyyy H:mm:ss', '1/2/2026 23:59:59'],
+      ['yyyy-MM-dd HH:mm', '2026-03-08 02:30'],
+      ['d.M.yyyy', '31.12.2026'],
+      ['M/d/yyyy', '2/29/2023'],
+      ['M/d/yyyy h:mma', '7/4/2026 9:15AM'],
+    ];
+    const alphabet = '0123456789/ :.-APMapm';
+    let valid = 0;
+    for (let n = 0; n < 6000; n++) {
+      const [format, base] = cases[n % cases.length]!;
+      let text = base;
+      const edits = Math.floor(random() * 3);
+      for (let e = 0; e < edits; e++) {
+        const at = Math.floor(random() * (text.length + 1));
+        const c = alphabet[Math.floor(random() * alphabet.length)]!;
+        const roll = random();
+        text = roll < 0.5 ? text.slice(0, at) + c + text.slice(at + 1) : roll < 0.75 ? text.slice(0, at) + c + text.slice(at) : text.slice(0, at) + text.slice(at + 1);
+      }
+      const luxon = DateTime.fromFormat(text, format, { zone: 'UTC' });
+      const ours = compileDateTimeParser([format], resolveZone('UTC')!)(text);
+      if (luxon.isValid && (luxon.year < 1000 || luxon.year > 9999)) {
+        // By design: the API's timestamps have four-digit years.
+        expect(ours, `${format} ${text}`).toEqual({ ok: false, reason: `"${text}" is outside the years 1000–9999` });
+      } else if (luxon.isValid) {
+        valid++;
+        expect(ours, `${format} ${text}`).toEqual({ ok: true, value: luxon.toISO({ suppressMilliseconds: true })!.replace('.000', '') });
+      } else {
+        expect(ours.ok, `${format} ${text}`).toBe(false);
+      }
+    }
+    expect(valid).toBeGreaterThan(1000);
+  });
+});
+
 describe('ZoneConverter', () => {
+  it('is right for every minute of the transition days in Chicago and New York, in any order', () => {
+    const days: [number, number, number][] = [[2026, 3, 8], [2026, 11, 1]];
+    for (const zoneName of ['America/Chicago', 'America/New_York']) {
+      // Fresh converters, so the per-hour cache is filled by whichever minute comes first.
+      const forwards = new ZoneConverter(resolveZone(zoneName)!);
+      const backwards = new ZoneConverter(resolveZone(zoneName)!);
+      for (const [y, mo, d] of days) {
+        // Every minute of the small hours (transitions happen at 2 AM), then a sample of the day.
+        const minutes = Array.from({ length: 4 * 60 }, (_, i) => i);
+        for (let m = 4 * 60; m < 24 * 60; m += 17) minutes.push(m);
+        const expected = new Map(minutes.map((m) => [m, reference(zoneName, y, mo, d, Math.floor(m / 60), m % 60)]));
+        for (const [converter, order] of [[forwards, minutes], [backwards, [...minutes].reverse()]] as const) {
+          for (const minute of order) {
+            const h = Math.floor(minute / 60);
+            const mi = minute % 60;
+            const got = new Date(converter.toInstant(Date.UTC(y, mo - 1, d, h, mi))).toISOString().slice(0, 19) + 'Z';
+            expect(got, `${zoneName} ${y}-${mo}-${d} ${h}:${mi}`).toBe(expected.get(minute));
+          }
+        }
+      }
+    }
+  });
+
   it('caches offsets per day without changing results', () => {
     const converter = new ZoneConverter(chicago);
     const local = Date.UTC(2026, 6, 4, 12, 0);

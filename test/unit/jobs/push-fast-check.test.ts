@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loanLooksValid, paymentLooksValid } from '../../../src/jobs/push/fast-check.js';
+import { isIsoDateQuick, isIsoDateTimeQuick, loanLooksValid, paymentLooksValid } from '../../../src/jobs/push/fast-check.js';
+import { isIsoDate, isIsoDateTime } from '../../../src/schema/common.js';
 import { BatchLoanSchema, BatchPaymentSchema, LOAN_STATUSES, PAYMENT_MODES } from '../../../src/schema/loan-performance.js';
 
 let seed = 99;
@@ -58,5 +59,32 @@ describe('the quick checks never call valid what the schemas refuse', () => {
       if (zod) valid++;
     }
     expect(valid).toBeGreaterThan(200);
+  });
+});
+
+describe('the quick ISO date checks', () => {
+  it('answer as the schema\'s own checks do, on near-misses of every kind', () => {
+    const alphabet = '0123456789-:TZ ١x';
+    const bases = ['2026-11-21T00:05:00Z', '2024-02-29T23:59:59Z', '2023-02-29T00:00:00Z', '2026-12-31T24:00:00Z', '2026-11-21', '2000-02-29', '1900-02-29', '0000-01-01'];
+    let datesValid = 0;
+    let timesValid = 0;
+    for (let n = 0; n < 20000; n++) {
+      let value = pick(bases);
+      const edits = Math.floor(random() * 3);
+      for (let e = 0; e < edits; e++) {
+        const at = Math.floor(random() * (value.length + 1));
+        const roll = random();
+        const c = alphabet[Math.floor(random() * alphabet.length)]!;
+        if (roll < 0.6) value = value.slice(0, at) + c + value.slice(at + 1);
+        else if (roll < 0.8) value = value.slice(0, at) + c + value.slice(at);
+        else value = value.slice(0, at) + value.slice(at + 1);
+      }
+      expect(isIsoDateQuick(value), value).toBe(isIsoDate(value));
+      expect(isIsoDateTimeQuick(value), value).toBe(isIsoDateTime(value));
+      if (isIsoDate(value)) datesValid++;
+      if (isIsoDateTime(value)) timesValid++;
+    }
+    expect(datesValid).toBeGreaterThan(500);
+    expect(timesValid).toBeGreaterThan(500);
   });
 });
