@@ -131,7 +131,8 @@ class BatchRun {
       }
 
       const streamable = this.streamableInput();
-      let digest = streamable ? await this.fileDigest([streamable]) : undefined;
+      // The journal key needs a hash of the whole file; a check-only run opens no journal, so it skips that extra read.
+      let digest = streamable && !request.validateOnly ? await this.fileDigest([streamable]) : undefined;
       let mode: Mode = streamable ? 'streamed' : 'staged';
       if (digest !== undefined && !request.validateOnly) {
         const previous = this.openJournal(dir, digest, mode);
