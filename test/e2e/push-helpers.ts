@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,4 +69,13 @@ export function dumpLoanPerformance(dataDir: string): { customers: unknown[]; lo
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Chunks the push journals in `stateDir` record as acknowledged by the service. */
+export function acknowledged(stateDir: string): number {
+  const dir = join(stateDir, 'journals');
+  if (!existsSync(dir)) return 0;
+  let acks = 0;
+  for (const file of readdirSync(dir)) acks += readFileSync(join(dir, file), 'utf8').split('\n').filter((l) => l.includes('"type":"ack"')).length;
+  return acks;
 }

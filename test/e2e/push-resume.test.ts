@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { runBinary } from '../helpers/binary.js';
 import { startSandboxProcess } from '../helpers/sandbox.js';
 // @ts-expect-error plain JS generator shared with the benchmark
 import { writeExport } from '../../fixtures/lms/generate.mjs';
-import { dumpLoanPerformance, MAPPING, pushEnv, sleep, spawnBinary } from './push-helpers.js';
+import { acknowledged, dumpLoanPerformance, MAPPING, pushEnv, sleep, spawnBinary } from './push-helpers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-resume-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -24,14 +24,6 @@ function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-function acknowledged(stateDir: string): number {
-  const dir = join(stateDir, 'journals');
-  if (!existsSync(dir)) return 0;
-  let acks = 0;
-  for (const file of readdirSync(dir)) acks += readFileSync(join(dir, file), 'utf8').split('\n').filter((l) => l.includes('"type":"ack"')).length;
-  return acks;
 }
 
 describe('a push killed with SIGKILL, then rerun with --resume', () => {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,18 +6,10 @@ import { runBinary } from '../helpers/binary.js';
 import { startSandboxProcess } from '../helpers/sandbox.js';
 // @ts-expect-error plain JS generator shared with the benchmark
 import { writeExport } from '../../fixtures/lms/generate.mjs';
-import { MAPPING, pushEnv, sleep, spawnBinary } from './push-helpers.js';
+import { acknowledged, MAPPING, pushEnv, sleep, spawnBinary } from './push-helpers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-signals-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-function acknowledged(stateDir: string): number {
-  const dir = join(stateDir, 'journals');
-  if (!existsSync(dir)) return 0;
-  let acks = 0;
-  for (const file of readdirSync(dir)) acks += readFileSync(join(dir, file), 'utf8').split('\n').filter((l) => l.includes('"type":"ack"')).length;
-  return acks;
-}
 
 describe('Ctrl-C during a push run with a saved profile', () => {
   it('lets the request in flight finish, records it, prints the summary and exits 130; --resume sends the rest', async () => {
