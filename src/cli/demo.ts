@@ -39,7 +39,7 @@ const demo: Handler<DemoOptions> = async (ctx, _args, opts, cmd) => {
 export const register: Register = (program, bind) => {
   program
     .command('demo')
-    .description('show the whole tool at work against a throwaway local sandbox (about 10 seconds; your profiles are never touched)')
+    .description('show the whole tool at work against a throwaway local sandbox (a few seconds; your profiles are never touched)')
     .option('--keep', 'leave the sandbox running afterwards and print how to point other commands at it (Ctrl-C stops it)')
     .addHelpText(
       'after',

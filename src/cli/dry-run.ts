@@ -67,6 +67,7 @@ async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import(
   }
   const file = await openDryRunFile(opts.file!, ctx.io, { ssnColumn: opts.ssnColumn, emailColumn: opts.emailColumn, lookbacks });
   ctx.log.debug(`dry-run: ${file.name}: ssn column ${file.ssnColumn ?? '(none)'}, email column ${file.emailColumn ?? '(none)'}`);
+  const { count, seconds: inWords } = await import('../output/words.js');
   const api = await ctx.api();
   const progress = ctx.progress(`Checking ${file.name}…`);
   const settings = { concurrency, retries };
@@ -80,7 +81,7 @@ async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import(
       uncheckedCount++;
       if (unchecked.length < SHOWN_PROBLEMS) unchecked.push(row);
     }
-    progress.update(`Checked ${++done} rows of ${file.name}`);
+    progress.update(`Checked ${count(++done, 'row')} of ${file.name}`);
   };
 
   let summary: import('../jobs/dry-run-bulk.js').DryRunBulkSummary;
@@ -115,10 +116,10 @@ async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import(
   progress.stop();
   for (const row of unchecked) ctx.log.warn(`${formatLocation({ file: file.name, row: row.row })}${row.reason}`);
   if (uncheckedCount > unchecked.length) ctx.log.warn(`... and ${uncheckedCount - unchecked.length} more rows not checked (each has its reason in the results)`);
-  const seconds = Math.round((ctx.io.now().getTime() - started) / 100) / 10;
-  const document = { file: file.name, out: opts.out ?? null, ...summary, elapsed_seconds: seconds };
+  const elapsed = (ctx.io.now().getTime() - started) / 1000;
+  const document = { file: file.name, out: opts.out ?? null, ...summary, elapsed_seconds: Math.round(elapsed * 10) / 10 };
   const text = [
-    `${summary.rows} rows checked from ${file.name} in ${seconds} s: ${summary.passed} passed, ${summary.failed} failed, ${summary.invalid} invalid${summary.errors ? `, ${summary.errors} could not be checked` : ''}.`,
+    `${count(summary.rows, 'row')} checked from ${file.name} in ${inWords(elapsed)}: ${summary.passed} passed, ${summary.failed} failed, ${summary.invalid} invalid${summary.errors ? `, ${summary.errors} could not be checked` : ''}.`,
     ...Object.entries(summary.reasons).map(([reason, n]) => `  failed (${reason}): ${n}`),
     ...(opts.out ? [`Results written to ${opts.out}.`] : []),
   ].join('\n');

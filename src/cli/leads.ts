@@ -237,7 +237,7 @@ const exportLeadsCommand: Handler<ExportOptions> = async (ctx, _args, opts) => {
   }
   const seconds = (ctx.io.now().getTime() - started) / 1000;
   if (result.missing.length) progress.fail(`Exported ${result.exported} of ${result.ids} leads; ${result.missing.length} missing`);
-  else progress.succeed(`Exported ${result.exported} leads`);
+  else progress.succeed(`Exported ${result.exported} lead${result.exported === 1 ? '' : 's'}`);
 
   const summary = {
     file: opts.out === '-' ? 'stdout' : opts.out,
@@ -247,12 +247,14 @@ const exportLeadsCommand: Handler<ExportOptions> = async (ctx, _args, opts) => {
     columns: columns.length,
     elapsed_seconds: Math.round(seconds * 10) / 10,
   };
+  const { count, seconds: inWords } = await import('../output/words.js');
+  const ofLeads = `${result.exported.toLocaleString('en-US')} of ${count(result.ids, 'lead')}`;
   if (opts.out === '-') {
-    ctx.log.info(`${result.exported} of ${result.ids} leads exported in ${summary.elapsed_seconds} s.`);
+    ctx.log.info(`${ofLeads} exported in ${inWords(seconds)}.`);
   } else {
     await ctx.output.document(summary, () =>
       [
-        `Wrote ${result.exported} of ${result.ids} leads (${columns.length} columns) to ${opts.out} in ${summary.elapsed_seconds} s.`,
+        `Wrote ${ofLeads} (${count(columns.length, 'column')}) to ${opts.out} in ${inWords(seconds)}.`,
         ...(result.ids === 0 ? ['No leads match; the file holds the header only.'] : []),
       ].join('\n'),
     );

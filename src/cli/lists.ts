@@ -36,7 +36,7 @@ const pageNumber = (value: string): number => {
 function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
   return async (ctx, args, opts) => {
     const job = await import('../jobs/list-upload.js');
-    const { describeRead } = await import('../output/list-report.js');
+    const { describeCsvFrom, describeRead } = await import('../output/list-report.js');
     const { InterruptedError } = await import('../errors.js');
     const id = mode === 'update' ? (args[0] as number) : undefined;
     const input = (mode === 'update' ? args[1] : args[0]) as string;
@@ -79,6 +79,8 @@ function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
           onEvent: (event) => {
             if (event.type === 'reading') {
               ctx.log.info(describeRead({ file: event.file, format: event.format, column: event.column ?? null, header_row: event.headerRow ?? null }));
+            } else if (event.type === 'csv-from') {
+              ctx.log.info(describeCsvFrom(event.file, event.row));
             } else if (event.type === 'rows') {
               progress.update(`Read ${event.rows.toLocaleString('en-US')} rows`);
             } else {

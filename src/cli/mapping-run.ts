@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parse } from 'csv-parse';
 import { InputError, UsageError } from '../errors.js';
 import { resolveZone } from '../ingest/mapping-datetime.js';
-import { starterMapping, type SampledFile } from '../ingest/mapping-init.js';
+import { starterMapping, type FileRole, type SampledFile } from '../ingest/mapping-init.js';
 import { openInput } from '../ingest/sources.js';
 import type { CommandContext } from './context.js';
 
@@ -11,14 +11,20 @@ import type { CommandContext } from './context.js';
 export async function runMappingInit(
   ctx: CommandContext,
   files: string[],
-  opts: { out?: string; force?: boolean; timeZone?: string; sampleRows: number },
+  opts: { out?: string; force?: boolean; timeZone?: string; sampleRows: number; loans?: string; payments?: string },
 ): Promise<number> {
+  const inputs: { file: string; role?: FileRole }[] = [
+    ...files.map((file) => ({ file })),
+    ...(opts.loans === undefined ? [] : [{ file: opts.loans, role: 'loans' as const }]),
+    ...(opts.payments === undefined ? [] : [{ file: opts.payments, role: 'payments' as const }]),
+  ];
+  if (inputs.length === 0) throw new UsageError('name the CSV exports to read: mapping init FILE... (or --loans FILE --payments FILE)');
   if (opts.timeZone !== undefined && !resolveZone(opts.timeZone)) throw new UsageError(`--time-zone: "${opts.timeZone}" is not a time zone (use an IANA name like America/Chicago)`);
   if (!Number.isInteger(opts.sampleRows) || opts.sampleRows < 0) throw new UsageError('--sample-rows takes a whole number');
   const target = opts.out ? resolve(ctx.io.cwd, opts.out) : undefined;
   if (target && existsSync(target) && !opts.force) throw new UsageError(`${opts.out} exists; pass --force to overwrite it`);
   const sampled: SampledFile[] = [];
-  for (const file of files) sampled.push(await sample(ctx, file, opts.sampleRows));
+  for (const { file, role } of inputs) sampled.push({ ...(await sample(ctx, file, opts.sampleRows)), ...(role ? { role } : {}) });
   const starter = starterMapping(sampled, opts.timeZone);
   const text = JSON.stringify(starter.mapping, null, 2) + '\n';
   if (target) writeFileSync(target, text);

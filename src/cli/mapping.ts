@@ -5,6 +5,8 @@ interface InitFlags {
   force?: boolean;
   timeZone?: string;
   sampleRows: number;
+  loans?: string;
+  payments?: string;
 }
 
 export const register: Register = (program, bind) => {
@@ -12,7 +14,9 @@ export const register: Register = (program, bind) => {
   mapping
     .command('init')
     .description('write a starter mapping from CSV headers (and a sample of rows), listing the columns it could not match')
-    .argument('<files...>', 'CSV exports (e.g. loans.csv payments.csv); .gz is fine')
+    .argument('[files...]', 'CSV exports (e.g. loans.csv payments.csv); .gz is fine')
+    .option('--loans <file>', 'a CSV export of customers and loans (its columns map to customer and loan fields only)')
+    .option('--payments <file>', 'a CSV export of payments (its columns map to payment fields only)')
     .option('--out <file>', 'write the mapping to this file instead of stdout')
     .option('--force', 'overwrite --out if it exists')
     .option('--time-zone <zone>', 'the LMS\'s time zone for local datetimes (IANA name, e.g. America/Chicago)')
@@ -20,7 +24,7 @@ export const register: Register = (program, bind) => {
     .action(
       bind<InitFlags>(async (ctx, args, opts) => {
         const { runMappingInit } = await import('./mapping-run.js');
-        return runMappingInit(ctx, args[0] as string[], opts);
+        return runMappingInit(ctx, (args[0] as string[] | undefined) ?? [], opts);
       }),
     );
 };

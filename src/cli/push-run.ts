@@ -35,7 +35,9 @@ async function report(ctx: CommandContext, outcome: PushOutcome): Promise<number
   await ctx.output.document(summary, () => renderSummary(summary));
   if (summary.error) ctx.log.warn(`Error: ${summary.error.message}`);
   if (summary.rejects_file && summary.rejects > 0 && !ctx.output.isHuman) ctx.log.info(`${summary.rejects} rejected record line(s) written to ${summary.rejects_file}`);
-  if (summary.status === 'interrupted' || summary.status === 'service_unavailable' || summary.status === 'authentication_failed') {
+  // An unexpected error's own advice (e.g. "rerun without --resume") beats the general one.
+  if (summary.status === 'failed' && summary.error?.hint) ctx.log.warn(`Hint: ${summary.error.hint}`);
+  else if (summary.status === 'interrupted' || summary.status === 'service_unavailable' || summary.status === 'authentication_failed' || summary.status === 'failed') {
     if (summary.journal) ctx.log.warn('Hint: rerun the same command with --resume to send only what was not acknowledged');
   }
   return outcome.exitCode;

@@ -20,6 +20,8 @@ export interface ListReader {
    * Turns from `lines` to `csv` when a later line has a quote or a comma.
    */
   format: ListFileFormat;
+  /** Set when plain lines gave way to CSV: the row from which the file was read as CSV. */
+  csvFromRow?: number;
   /** The value column (absent for JSON arrays). */
   column?: ColumnChoice;
   /** Spreadsheet row of the header, when there is one. */
@@ -72,7 +74,17 @@ export async function openListReader(source: InputSource, options: ListReaderOpt
       format: 'lines',
       column: choice,
       ...(choice.header ? { headerRow: firstRow } : {}),
-      batches: () => lineBatches(chunks, { file, batchSize, skipRow, choice, onCsv: () => (reader.format = 'csv') }),
+      batches: () =>
+        lineBatches(chunks, {
+          file,
+          batchSize,
+          skipRow,
+          choice,
+          onCsv: (row) => {
+            reader.format = 'csv';
+            reader.csvFromRow = row;
+          },
+        }),
     };
     return reader;
   }
@@ -185,8 +197,8 @@ interface BatchContext {
   /** Row number of the header, skipped; 0 when there is none. */
   skipRow: number;
   choice: ColumnChoice;
-  /** Called when plain lines give way to CSV parsing. */
-  onCsv?: () => void;
+  /** Called when plain lines give way to CSV parsing, with the row the CSV parsing starts at. */
+  onCsv?: (row: number) => void;
 }
 
 /**
@@ -214,7 +226,7 @@ async function* lineBatches(chunks: TextChunks, ctx: BatchContext): AsyncGenerat
     if (lines.length) yield { firstRow, cells: lines };
   }
   const switchToCsv = async function* (text: string): AsyncGenerator<RowBatch> {
-    ctx.onCsv?.();
+    ctx.onCsv?.(row);
     chunks.unshift(text);
     const records = await CsvRecords.open(chunks.rest(), ',', ctx.file, row);
     yield* csvBatches(records, [], row, { ...ctx, delimiter: ',' });

@@ -1,5 +1,5 @@
 import { checkFormat, compileDateParser, compileDateTimeParser, ISO_FORMAT, resolveZone } from './mapping-datetime.js';
-import { LEVEL_FIELDS, LEVELS, type FieldKind, type Level } from './mapping-fields.js';
+import { LEVEL_FIELDS, LEVELS, PAYMENT_JOIN_KEYS, type FieldKind, type Level } from './mapping-fields.js';
 import { enumMatcher, looseKey } from './mapping-values.js';
 import type { FieldSpec, MappingFile } from './mapping.js';
 
@@ -9,12 +9,22 @@ import type { FieldSpec, MappingFile } from './mapping.js';
  * money unit, format and value map their sample suggests; everything else is listed.
  */
 
+/** What a file of several holds: customers and loans, or payments (as `--loans`/`--payments`). */
+export type FileRole = 'loans' | 'payments';
+
 export interface SampledFile {
   name: string;
   header: string[];
   /** Up to a few hundred rows. */
   rows: string[][];
+  /** Given by the user; otherwise guessed when there are several files. */
+  role?: FileRole;
 }
+
+type Target = { level: Level; field: string; kind: FieldKind };
+
+const ROLE_LEVELS: Record<FileRole, readonly Level[]> = { loans: ['customer', 'loan'], payments: ['payment'] };
+const ROLE_WORDS: Record<FileRole, string> = { loans: 'the loans file', payments: 'the payments file' };
 
 export interface StarterMapping {
   mapping: MappingFile;
@@ -32,7 +42,7 @@ const DATE_CANDIDATES = [ISO_FORMAT, 'M/d/yyyy', 'yyyy/M/d', 'd.M.yyyy'];
 const REQUIRED = ['customer.customer_id', 'loan.loan_id', 'loan.is_lead_loan', 'loan.loan_amount', 'loan.applied_at', 'payment.payment_id', 'payment.payment_at'];
 
 export function starterMapping(files: readonly SampledFile[], timeZone?: string): StarterMapping {
-  const byKey = new Map<string, { level: Level; field: string; kind: FieldKind }[]>();
+  const byKey = new Map<string, Target[]>();
   for (const level of LEVELS) {
     for (const [field, kind] of Object.entries(LEVEL_FIELDS[level])) {
       const key = looseKey(field);
@@ -49,12 +59,32 @@ export function starterMapping(files: readonly SampledFile[], timeZone?: string)
   const datetimeFormats = new Set<string>();
   const dateFormats = new Set<string>();
 
+  // A payments file's own names for the customer and loan ids, kept if they differ from the loans file's.
+  const joinColumns: { level: Level; field: string; column: string }[] = [];
+
   for (const file of files) {
+    const role = file.role ?? (files.length > 1 ? guessRole(file.header, byKey) : undefined);
     file.header.forEach((column, index) => {
-      const targets = byKey.get(looseKey(column));
-      if (!targets) {
+      const found = byKey.get(looseKey(column));
+      if (!found) {
         if (!unmatched.includes(column)) unmatched.push(column);
         return;
+      }
+      let targets = found;
+      if (role !== undefined) {
+        targets = found.filter((t) => ROLE_LEVELS[role].includes(t.level));
+        if (role === 'payments') {
+          const keys = found.filter((t) => isJoinKey(t));
+          joinColumns.push(...keys.map((t) => ({ level: t.level, field: t.field, column })));
+          if (keys.length) return;
+        }
+        if (targets.length === 0) {
+          // A loan's "Principal" is its amount, not a payment's principal: better unmapped than wrong.
+          if (!unmatched.includes(column)) unmatched.push(column);
+          const names = found.map((t) => `${t.level}.${t.field}`).join(' or ');
+          notes.push(`"${column}" in ${file.name} looks like ${names}, but ${file.name} is ${ROLE_WORDS[role]}${file.role ? '' : ' (by most of its columns; say otherwise with --loans/--payments)'}: not mapped; map it by hand if it is right`);
+          return;
+        }
       }
       const samples = file.rows.map((r) => (r[index] ?? '').trim()).filter((v) => v !== '');
       for (const { level, field, kind } of targets) {
@@ -82,6 +112,10 @@ export function starterMapping(files: readonly SampledFile[], timeZone?: string)
       }
     });
   }
+  for (const { level, field, column } of joinColumns) {
+    const own = sections[level][field];
+    if (own !== column && sections.payment[field] === undefined) sections.payment[field] = column;
+  }
   if (dollars) mapping.money = 'dollars';
   if (datetimeFormats.size) mapping.datetime_format = [...datetimeFormats].filter((f) => checkFormat(f) === null);
   if (dateFormats.size) mapping.date_format = [...dateFormats];
@@ -100,4 +134,25 @@ export function starterMapping(files: readonly SampledFile[], timeZone?: string)
   if (!mapped('loan.lead_id') && !mapped('loan.management_system_id')) missingRequired.push('loan.lead_id or loan.management_system_id (a {"const": …} will do)');
   if (unmatched.length) mapping.unmatched_columns = unmatched;
   return { mapping, unmatched, missingRequired, codesToFill, notes };
+}
+
+function isJoinKey(t: Target): boolean {
+  return t.level !== 'payment' && (PAYMENT_JOIN_KEYS as readonly string[]).includes(t.field);
+}
+
+/**
+ * Whether a file of several holds loans or payments: the level most of its matched columns belong
+ * to (the customer and loan ids, found in both, do not count); undefined on a tie.
+ */
+function guessRole(header: readonly string[], byKey: ReadonlyMap<string, readonly Target[]>): FileRole | undefined {
+  let loans = 0;
+  let payments = 0;
+  for (const column of header) {
+    for (const t of byKey.get(looseKey(column)) ?? []) {
+      if (isJoinKey(t)) continue;
+      if (t.level === 'payment') payments++;
+      else loans++;
+    }
+  }
+  return loans > payments ? 'loans' : payments > loans ? 'payments' : undefined;
 }

@@ -95,7 +95,8 @@ function toBuffer(chunk: Buffer | string | Uint8Array): Buffer {
  */
 async function* decodeText(bytes: AsyncIterable<Buffer>, name: string): AsyncGenerator<string> {
   let decoder: TextDecoder | undefined;
-  let offset = 0;
+  let encoding = 'utf-8';
+  const place = new BytePlace();
   const iterator = bytes[Symbol.asyncIterator]();
   while (true) {
     let next: IteratorResult<Buffer>;
@@ -106,14 +107,14 @@ async function* decodeText(bytes: AsyncIterable<Buffer>, name: string): AsyncGen
     }
     if (next.done) break;
     const chunk = next.value;
-    if (!decoder) decoder = new TextDecoder(detectEncoding(chunk), { fatal: true });
+    if (!decoder) decoder = new TextDecoder((encoding = detectEncoding(chunk)), { fatal: true });
     let text: string;
     try {
       text = decoder.decode(chunk, { stream: true });
     } catch (err) {
-      throw notText(name, offset, err);
+      throw notText(name, encoding, place.findBad(chunk, false), err);
     }
-    offset += chunk.length;
+    place.advance(chunk);
     if (text.length) yield text;
   }
   if (decoder) {
@@ -121,10 +122,103 @@ async function* decodeText(bytes: AsyncIterable<Buffer>, name: string): AsyncGen
     try {
       tail = decoder.decode();
     } catch (err) {
-      throw notText(name, offset, err);
+      throw notText(name, encoding, place.findBad(Buffer.alloc(0), true), err);
     }
     if (tail.length) yield tail;
   }
+}
+
+/** Lines are counted only this far into the input: counting costs a pass over every byte. */
+const LINE_COUNT_LIMIT = 1 << 20;
+
+interface BadByte {
+  /** Offset from the start of the (decompressed) input, counting from 0; for UTF-16, the chunk's start. */
+  offset: number;
+  /** The byte there (UTF-8 only). */
+  value?: number;
+  /** 1-based line of the bad byte, when the lines before it were counted. */
+  line?: number;
+}
+
+/**
+ * Where the decoder is in the input, kept cheaply for every chunk so that, only when decoding
+ * fails, the first bad byte can be found: the decoder itself says nothing about where it is.
+ */
+class BytePlace {
+  private offset = 0;
+  private newlines = 0;
+  /** False once a chunk went uncounted. */
+  private linesKnown = true;
+  /** The last (at most three) bytes before `offset`: a character may have started there. */
+  private tail: Buffer = Buffer.alloc(0);
+
+  advance(chunk: Buffer): void {
+    if (this.linesKnown && this.offset < LINE_COUNT_LIMIT) this.newlines += countNewlines(chunk, chunk.length);
+    else this.linesKnown = false;
+    this.offset += chunk.length;
+    this.tail = chunk.length >= 3 ? chunk.subarray(chunk.length - 3) : Buffer.concat([this.tail, chunk]).subarray(-3);
+  }
+
+  /** The first bad UTF-8 byte of `chunk` (or of a sequence begun before it); `atEnd` when the input ended. */
+  findBad(chunk: Buffer, atEnd: boolean): BadByte {
+    // Everything before `offset` decoded, so skipping continuation bytes lands on a character start.
+    let skip = 0;
+    while (skip < this.tail.length && (this.tail[skip]! & 0xc0) === 0x80) skip++;
+    const joined = Buffer.concat([this.tail.subarray(skip), chunk]);
+    const start = this.offset - (this.tail.length - skip);
+    const found = firstInvalidUtf8(joined, atEnd);
+    if (found < 0) return { offset: this.offset };
+    const offset = start + found;
+    const bad: BadByte = { offset, value: joined[found]! };
+    if (this.linesKnown) {
+      const before = found - (this.offset - start);
+      bad.line = this.newlines + (before > 0 ? countNewlines(chunk, before) : 0) + 1;
+    }
+    return bad;
+  }
+}
+
+function countNewlines(bytes: Buffer, end: number): number {
+  let n = 0;
+  let i = -1;
+  while ((i = bytes.indexOf(10, i + 1)) !== -1 && i < end) n++;
+  return n;
+}
+
+/**
+ * Index of the first byte that starts an invalid UTF-8 sequence (the rules of the WHATWG decoder:
+ * no overlong forms, no surrogates, nothing above U+10FFFF), or -1. A sequence cut short by the
+ * end of the bytes is invalid only when the input ends there.
+ */
+export function firstInvalidUtf8(bytes: Uint8Array, atEnd: boolean): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const c = bytes[i]!;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let lower = 0x80;
+    let upper = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) need = 1;
+    else if (c >= 0xe0 && c <= 0xef) {
+      need = 2;
+      if (c === 0xe0) lower = 0xa0;
+      if (c === 0xed) upper = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      need = 3;
+      if (c === 0xf0) lower = 0x90;
+      if (c === 0xf4) upper = 0x8f;
+    } else return i;
+    for (let k = 1; k <= need; k++) {
+      if (i + k >= bytes.length) return atEnd ? i : -1;
+      const x = bytes[i + k]!;
+      if (x < (k === 1 ? lower : 0x80) || x > (k === 1 ? upper : 0xbf)) return i;
+    }
+    i += need + 1;
+  }
+  return -1;
 }
 
 function detectEncoding(head: Buffer): string {
@@ -143,8 +237,15 @@ function unreadable(name: string, cause: unknown): InputError {
   return new InputError(`could not be read: ${message}`, { file: name }, { cause });
 }
 
-function notText(name: string, offset: number, cause: unknown): InputError {
-  return new InputError(`is not UTF-8 text (invalid bytes after byte ${offset})`, { file: name }, {
+function notText(name: string, encoding: string, bad: BadByte, cause: unknown): InputError {
+  const line = bad.line === undefined ? '' : ` (line ${bad.line})`;
+  const message =
+    encoding === 'utf-8'
+      ? bad.value === undefined
+        ? `is not UTF-8 text (invalid bytes after offset ${bad.offset})`
+        : `is not UTF-8 text: byte 0x${bad.value.toString(16).toUpperCase().padStart(2, '0')} at offset ${bad.offset}${line} is not valid UTF-8`
+      : `is not valid ${encoding.toUpperCase()} text (invalid bytes after offset ${bad.offset})`;
+  return new InputError(message, { file: name }, {
     hint: 'save the file as "CSV UTF-8" (or plain UTF-8 text) and try again',
     cause,
   });

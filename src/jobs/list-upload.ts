@@ -36,6 +36,8 @@ export interface ListUploadOptions {
 
 export type ListUploadEvent =
   | { type: 'reading'; file: string; format: ListFileFormat; column?: string; headerRow?: number }
+  /** Plain lines gave way to CSV at this row (it has a quote or a comma). */
+  | { type: 'csv-from'; file: string; row: number }
   | { type: 'rows'; rows: number }
   | { type: 'uploading'; items: number };
 
@@ -52,7 +54,9 @@ export interface ListUploadSummary {
   name: string;
   type: ListType;
   file: string;
+  /** How the file was read in the end; `csv_from_row` says where plain lines gave way to CSV. */
   format: ListFileFormat;
+  csv_from_row: number | null;
   /** The value column: its number and header name, e.g. `2 (ssn)`. */
   column: string | null;
   header_row: number | null;
@@ -170,8 +174,13 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
     let duplicates = 0;
     let nextProgress = PROGRESS_EVERY_ROWS;
 
+    let csvAnnounced = false;
     for await (const batch of reader.batches()) {
       if (deps.signal?.aborted) throw abortReason(deps.signal);
+      if (reader.csvFromRow !== undefined && !csvAnnounced) {
+        csvAnnounced = true;
+        deps.onEvent?.({ type: 'csv-from', file: source.name, row: reader.csvFromRow });
+      }
       const cells = batch.cells;
       for (let i = 0; i < cells.length; i++) {
         const cell = cells[i]!;
@@ -215,6 +224,7 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
       type,
       file: source.name,
       format: reader.format,
+      csv_from_row: reader.csvFromRow ?? null,
       column: columnLabel,
       header_row: reader.headerRow ?? null,
       rows_read: rows,

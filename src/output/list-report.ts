@@ -5,6 +5,7 @@
 import type { OutputStream } from '../cli/io.js';
 import type { ListProblem } from '../jobs/list-rejects.js';
 import type { ListUploadResult, ListUploadSummary } from '../jobs/list-upload.js';
+import type { ListFileFormat } from '../ingest/list-reader.js';
 import type { List } from '../schema/lists.js';
 import { Output, type Column } from './render.js';
 
@@ -42,7 +43,7 @@ export const SUMMARY_COLUMNS: Column<ListUploadSummary>[] = [
   { key: 'name', header: 'Name' },
   { key: 'type', header: 'Type' },
   { key: 'file', header: 'File' },
-  { key: 'format', header: 'Read as' },
+  { key: 'format', header: 'Read as', format: (_v, s) => readAs(s) },
   { key: 'column', header: 'Column', format: (v) => (v === null ? '-' : String(v)) },
   { key: 'header_row', header: 'Header row', format: (v) => (v === null ? 'none' : String(v)) },
   { key: 'rows_read', header: 'Rows read', format: count },
@@ -76,9 +77,21 @@ export async function printProblems(stderr: OutputStream, result: ListUploadResu
   await out.write(more > 0 ? `... and ${more.toLocaleString('en-US')} more (${result.problemCount.toLocaleString('en-US')} in all); ${where}\n` : result.summary.rejects_file ? `${where}\n` : '');
 }
 
-/** One line for people about what was read, e.g. "rows 2-1001 of data, header on row 1". */
+const FORMAT_WORDS: Record<ListFileFormat, string> = { lines: 'one value per line', csv: 'CSV', json: 'a JSON array' };
+
+/** The words the stderr lines and the summary share, e.g. "one value per line, CSV from row 7". */
+export function readAs(summary: Pick<ListUploadSummary, 'format' | 'csv_from_row'>): string {
+  return summary.csv_from_row === null ? FORMAT_WORDS[summary.format] : `${FORMAT_WORDS.lines}, ${FORMAT_WORDS.csv} from row ${summary.csv_from_row}`;
+}
+
+/** One line for people about what is about to be read, e.g. "Reading x.csv as CSV, column 2 (ssn), header on row 1". */
 export function describeRead(summary: Pick<ListUploadSummary, 'file' | 'format' | 'column' | 'header_row'>): string {
   const header = summary.header_row === null ? 'no header row' : `header on row ${summary.header_row}`;
   const column = summary.column === null ? '' : `, column ${summary.column}`;
-  return `Reading ${summary.file} as ${summary.format === 'lines' ? 'one value per line' : summary.format === 'json' ? 'a JSON array' : 'CSV'}${column}, ${header}`;
+  return `Reading ${summary.file} as ${readAs({ format: summary.format, csv_from_row: null })}${column}, ${header}`;
+}
+
+/** Said when plain lines give way to CSV, so the first line said is not left standing as untrue. */
+export function describeCsvFrom(file: string, row: number): string {
+  return `Row ${row} of ${file} has a quote or a comma: reading it and every row after it as CSV`;
 }

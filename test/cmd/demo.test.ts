@@ -170,3 +170,13 @@ describe('the demo runner', () => {
     expect(existsSync(stateDir!)).toBe(false);
   });
 });
+
+describe('demo --help', () => {
+  it('promises the time the demo really takes (about a second, not ten)', async () => {
+    const io = memoryIO();
+    expect(await main(['demo', '--help'], io)).toBe(0);
+    const help = io.stdoutText().replace(/\s+/g, ' ');
+    expect(help).toContain('(a few seconds; your profiles are never touched)');
+    expect(help).not.toContain('10 seconds');
+  });
+});

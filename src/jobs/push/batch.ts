@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import type { IO, Signal } from '../../cli/io.js';
-import { AuthError, ExitCode, InputError, LeadctlError, PayloadTooLargeError, ValidationError } from '../../errors.js';
+import { AuthError, ExitCode, InputError, LeadctlError, PayloadTooLargeError, UsageError, ValidationError } from '../../errors.js';
 import type { CustomerGroup } from '../../ingest/lms-groups.js';
 import { stageExport, type BatchInput } from '../../ingest/lms-inputs.js';
 import { formatFromName, type InputFormat, type RowProblem } from '../../ingest/lms-rows.js';
@@ -84,7 +84,6 @@ class BatchRun {
   private tally = new Tally();
   private rejects: RejectsWriter;
   private stop: StopReason | undefined;
-  private failure: unknown;
   private lock: PushLock | undefined;
   private journal: Journal | undefined;
   private target: { profile: string; baseUrl: string } | undefined;
@@ -159,7 +158,13 @@ class BatchRun {
       return this.summarize();
     } catch (err) {
       if (err instanceof ReadingStopped) return this.summarize();
-      throw err;
+      // Once a journal is open the operator must learn what was acknowledged, whatever went wrong;
+      // bad input and bad flags are still reported as such (file, row and field).
+      if (this.journal === undefined || err instanceof InputError || err instanceof UsageError) throw err;
+      this.failWith(err);
+      this.abort.abort(err);
+      await this.drain();
+      return this.summarize();
     } finally {
       this.abort.abort(new Error('the push ended'));
       releaseSignals?.();
@@ -168,6 +173,13 @@ class BatchRun {
       this.staging?.close();
       this.lock?.release();
     }
+  }
+
+  /** An unexpected error ends the run: it outranks a signal or an outage as the reason given. */
+  private failWith(err: unknown): void {
+    if (this.stop?.kind === 'failed') return;
+    const error = err instanceof LeadctlError ? err : new LeadctlError('unexpected', ExitCode.UNEXPECTED, err instanceof Error ? err.message : String(err), { cause: err });
+    this.stop = { kind: 'failed', error };
   }
 
   private onSignal(signal: Signal): void {
@@ -333,7 +345,6 @@ class BatchRun {
       await iterator.return?.();
       throw err;
     }
-    if (this.failure !== undefined) throw this.failure;
     if (!stoppedEarly) return;
     // What was read but not sent is accounted as not sent; a staged export is counted to the end.
     const unsent = chunker.finish();
@@ -418,10 +429,7 @@ class BatchRun {
       return;
     }
     const task: Promise<void> = this.send(chunk)
-      .catch((err) => {
-        this.failure ??= err;
-        this.stop ??= { kind: 'service', error: err instanceof LeadctlError ? err : new LeadctlError('unexpected', ExitCode.UNEXPECTED, String(err)) };
-      })
+      .catch((err) => this.failWith(err))
       .finally(() => this.inFlight.delete(task));
     this.inFlight.add(task);
   }

@@ -4,6 +4,8 @@
  * every 10 seconds. Where the text goes is the caller's affair (src/output's progress).
  */
 
+import { count, seconds } from '../../output/words.js';
+
 export type PushEvent =
   | { type: 'reading'; file: string; rows: number }
   | { type: 'staged'; rows: number; seconds: number }
@@ -45,12 +47,12 @@ export class PushReporter {
   handle(event: PushEvent): void {
     switch (event.type) {
       case 'reading': {
-        const text = `reading ${event.file}: ${event.rows.toLocaleString('en-US')} rows`;
+        const text = `reading ${event.file}: ${count(event.rows, 'row')}`;
         this.throttled(text);
         return;
       }
       case 'staged':
-        this.note(`read ${event.rows.toLocaleString('en-US')} rows in ${event.seconds.toFixed(1)} s; checking and sending`);
+        this.note(`read ${count(event.rows, 'row')} in ${seconds(event.seconds)}; checking and sending`);
         return;
       case 'resuming':
         this.note(`resuming: ${event.acknowledged} request${event.acknowledged === 1 ? ' was' : 's were'} acknowledged in an earlier run (journal ${event.journal})`);
@@ -60,20 +62,21 @@ export class PushReporter {
         const elapsed = (this.now() - this.startedSending) / 1000;
         const rate = elapsed > 0 ? event.doneCustomers / elapsed : 0;
         const remaining = Math.max(0, event.totalCustomers - event.doneCustomers);
-        const eta = rate > 0 ? formatDuration(remaining / rate) : '?';
+        // Nothing to estimate from before a request has taken measurable time, nor once all is done.
+        const eta = rate > 0 && remaining > 0 ? ` · ETA ${formatDuration(remaining / rate)}` : '';
         const totals = `${event.doneCustomers.toLocaleString('en-US')}/${event.totalCustomers.toLocaleString('en-US')} customers`;
         if (this.live) {
-          this.sink.update(`sending: request ${event.requestsDone} · ${totals} · ${Math.round(rate).toLocaleString('en-US')} customers/s · ETA ${eta}`);
+          this.sink.update(`sending: request ${event.requestsDone} · ${totals}${rate > 0 ? ` · ${Math.round(rate).toLocaleString('en-US')} customers/s` : ''}${eta}`);
           return;
         }
-        const what = `${event.customers} customers, ${event.loans} loans, ${event.payments} payments`;
+        const what = `${count(event.customers, 'customer')}, ${count(event.loans, 'loan')}, ${count(event.payments, 'payment')}`;
         const words = {
           accepted: `request ${event.index + 1} accepted: ${what}${event.skipped ? ` (${event.skipped} skipped by the service)` : ''}`,
           refused: `request ${event.index + 1} refused by the service: ${what} rejected`,
           'from-journal': `request ${event.index + 1} already acknowledged in an earlier run: ${what}`,
           'would-send': `request ${event.index + 1} would send ${what}`,
         } as const;
-        this.sink.note(`${words[event.outcome]} · ${totals} · ETA ${eta}`);
+        this.sink.note(`${words[event.outcome]} · ${totals}${eta}`);
         return;
       }
       case 'record': {

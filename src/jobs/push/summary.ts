@@ -8,7 +8,15 @@ import type { LevelCounts } from './validate.js';
  * `--resume`). The same object is printed as JSON and drawn as a table.
  */
 
-export type PushStatus = 'completed' | 'completed_with_rejects' | 'validated' | 'validated_with_rejects' | 'interrupted' | 'service_unavailable' | 'authentication_failed';
+export type PushStatus =
+  | 'completed'
+  | 'completed_with_rejects'
+  | 'validated'
+  | 'validated_with_rejects'
+  | 'interrupted'
+  | 'service_unavailable'
+  | 'authentication_failed'
+  | 'failed';
 
 export interface LevelSummary {
   read: number;
@@ -38,20 +46,21 @@ export interface PushSummary {
   rejects: number;
   journal: string | null;
   exit_code: number;
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; hint?: string };
   /** Things the operator should know about this run (e.g. an unsorted export was staged). */
   notes?: string[];
 }
 
-/** Why a run stopped before the end: a signal, refused credentials, or a service that stayed down. */
-export type StopReason = { kind: 'signal'; signal: Signal } | { kind: 'auth' | 'service'; error: LeadctlError };
+/** Why a run stopped before the end: a signal, refused credentials, a service that stayed down, or an unexpected error. */
+export type StopReason = { kind: 'signal'; signal: Signal } | { kind: 'auth' | 'service' | 'failed'; error: LeadctlError };
 
 /** The run's status and exit code: how it stopped, else whether anything was rejected. */
 export function outcomeOf(stop: StopReason | undefined, validateOnly: boolean, rejectedAny: boolean): { status: PushStatus; exitCode: number; error?: PushSummary['error'] } {
   if (stop?.kind === 'signal') return { status: 'interrupted', exitCode: stop.signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM };
   if (stop !== undefined) {
-    const error = { code: stop.error.code, message: stop.error.message };
-    return stop.kind === 'auth' ? { status: 'authentication_failed', exitCode: ExitCode.AUTH, error } : { status: 'service_unavailable', exitCode: stop.error.exitCode, error };
+    const error = { code: stop.error.code, message: stop.error.message, ...(stop.error.hint ? { hint: stop.error.hint } : {}) };
+    if (stop.kind === 'auth') return { status: 'authentication_failed', exitCode: ExitCode.AUTH, error };
+    return { status: stop.kind === 'failed' ? 'failed' : 'service_unavailable', exitCode: stop.error.exitCode, error };
   }
   const exitCode = rejectedAny ? ExitCode.REJECTED : ExitCode.OK;
   if (validateOnly) return { status: rejectedAny ? 'validated_with_rejects' : 'validated', exitCode };
@@ -98,6 +107,7 @@ const STATUS_WORDS: Record<PushStatus, string> = {
   interrupted: 'interrupted: rerun with --resume to send the rest',
   service_unavailable: 'stopped: the service stayed unavailable; rerun with --resume to send the rest',
   authentication_failed: 'stopped: authentication failed; fix the credentials and rerun with --resume',
+  failed: 'failed: an error stopped the run (below); what the service acknowledged is counted here and kept in the journal',
 };
 
 /** A plain table for people (stdout), then the totals and where the files are. */

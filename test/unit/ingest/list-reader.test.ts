@@ -122,6 +122,7 @@ describe('plain one-value-per-line files', () => {
     const lines = ['ssn', ...Array.from({ length: 20 }, (_, i) => String(100000000 + i)), '"123-45-6789"', '234567890', '"Smith, Jr"'];
     const { reader, rows: r } = await read(lines.join('\n') + '\n', { chunk: 16 });
     expect(reader.format).toBe('csv');
+    expect(reader.csvFromRow).toBe(22);
     expect(r).toHaveLength(23);
     expect(r[0]).toEqual([2, '100000000']);
     expect(r[20]).toEqual([22, '123-45-6789']);

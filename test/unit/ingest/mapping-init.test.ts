@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { starterMapping } from '../../../src/ingest/mapping-init.js';
 import { parseMapping } from '../../../src/ingest/mapping.js';
@@ -39,5 +41,34 @@ describe('starterMapping', () => {
     const starter = starterMapping([file]);
     expect(starter.mapping.source_time_zone).toBe('UTC');
     expect(starter.notes.join('\n')).toMatch(/source_time_zone/);
+  });
+
+  describe('several files', () => {
+    const lms = (name: string) => {
+      const [header, ...rows] = readFileSync(fileURLToPath(new URL(`../../../fixtures/lms/${name}`, import.meta.url)), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => line.split(','));
+      return { name, header: header!, rows };
+    };
+
+    it('keeps a loans file\'s columns out of the payment section: "Principal" of loans.csv is the loan amount', () => {
+      const starter = starterMapping([lms('loans.csv'), lms('payments.csv')], 'America/Chicago');
+      expect(starter.mapping.payment).toEqual({ return_code: 'Return Code', fail_code: 'Fail Code' });
+      expect(starter.mapping.loan).toMatchObject({ lead_id: 'Lead ID' });
+      expect(starter.unmatched).toContain('Principal');
+      expect(starter.notes).toContain('"Principal" in loans.csv looks like payment.principal, but loans.csv is the loans file (by most of its columns; say otherwise with --loans/--payments): not mapped; map it by hand if it is right');
+    });
+
+    it('follows the roles given, and keeps a payments file\'s own name for a loan id', () => {
+      const loans = { name: 'a.csv', header: ['Customer ID', 'Loan ID', 'Loan Amount', 'Principal'], rows: [], role: 'loans' as const };
+      const payments = { name: 'b.csv', header: ['Customer ID', 'LOAN_ID', 'Payment ID', 'Principal'], rows: [], role: 'payments' as const };
+      const starter = starterMapping([payments, loans]);
+      expect(starter.mapping.customer).toEqual({ customer_id: 'Customer ID' });
+      expect(starter.mapping.loan).toEqual({ loan_id: 'Loan ID', loan_amount: 'Loan Amount' });
+      expect(starter.mapping.payment).toEqual({ payment_id: 'Payment ID', principal: 'Principal', loan_id: 'LOAN_ID' });
+      expect(starter.unmatched).toEqual(['Principal']);
+      expect(starter.notes.join('\n')).toContain('"Principal" in a.csv looks like payment.principal, but a.csv is the loans file: not mapped');
+    });
   });
 });

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../../src/errors.js';
-import { openInput } from '../../../src/ingest/sources.js';
+import { firstInvalidUtf8, openInput } from '../../../src/ingest/sources.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'leadctl-sources-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -100,6 +100,38 @@ describe('openInput', () => {
     const err = await failure(text(source));
     expect(err.message).toMatch(/^latin1\.csv: is not UTF-8 text/);
     expect(err.hint).toContain('UTF-8');
+  });
+
+  it('names the offset and line of the first byte that is not UTF-8', async () => {
+    // The é of Windows-1252 is byte 16 (counting from 0), on line 2.
+    const content = Buffer.from('customer_name,x\n\xe9lan,1\n', 'latin1');
+    expect(content[16]).toBe(0xe9);
+    const err = await failure(text(await openInput(file('cp1252.csv', content), io())));
+    expect(err.message).toBe('cp1252.csv: is not UTF-8 text: byte 0xE9 at offset 16 (line 2) is not valid UTF-8');
+    // The same bytes fed one at a time: the offset does not depend on how the input is chunked.
+    const split = await failure(text(await openInput('-', io([...content].map((b) => Buffer.from([b]))))));
+    expect(split.message).toContain('byte 0xE9 at offset 16 (line 2)');
+  });
+
+  it('finds a bad byte after a valid multi-byte character cut across chunks, and a sequence cut by the end', async () => {
+    const good = Buffer.from('Caf\u00e9\n');
+    const bad = Buffer.concat([good, Buffer.from([0x41, 0xc3, 0x28])]);
+    const chunks = [bad.subarray(0, 4), bad.subarray(4, 9), bad.subarray(9)];
+    const err = await failure(text(await openInput('-', io(chunks))));
+    expect(err.message).toContain('byte 0xC3 at offset 7 (line 2)');
+    const cut = Buffer.concat([good, Buffer.from([0xe2, 0x82])]);
+    const end = await failure(text(await openInput('-', io([cut]))));
+    expect(end.message).toContain('byte 0xE2 at offset 6 (line 2)');
+  });
+
+  it('finds the first invalid UTF-8 sequence by the decoder\'s rules', () => {
+    expect(firstInvalidUtf8(Buffer.from('plain ascii\n'), true)).toBe(-1);
+    expect(firstInvalidUtf8(Buffer.from('Ñandú €𝄞'), true)).toBe(-1);
+    expect(firstInvalidUtf8(Buffer.from([0x41, 0xc0, 0x80]), true)).toBe(1); // overlong
+    expect(firstInvalidUtf8(Buffer.from([0x41, 0xed, 0xa0, 0x80]), true)).toBe(1); // surrogate
+    expect(firstInvalidUtf8(Buffer.from([0xf4, 0x90, 0x80, 0x80]), true)).toBe(0); // above U+10FFFF
+    expect(firstInvalidUtf8(Buffer.from([0x41, 0xe2, 0x82]), false)).toBe(-1); // may go on in the next chunk
+    expect(firstInvalidUtf8(Buffer.from([0x41, 0xe2, 0x82]), true)).toBe(1);
   });
 
   it('reports a truncated gzip file as an input error', async () => {

@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { BodySource, JsonBody } from '../../../src/api/client.js';
 import { UsageError, ValidationError } from '../../../src/errors.js';
 import { CollectedValues } from '../../../src/jobs/list-body.js';
-import { checkListName, checkListType, maskLongNumbers, runListUpload, serviceProblems, type ListUploadOptions } from '../../../src/jobs/list-upload.js';
+import { checkListName, checkListType, maskLongNumbers, runListUpload, serviceProblems, type ListUploadEvent, type ListUploadOptions } from '../../../src/jobs/list-upload.js';
+import { describeCsvFrom, describeRead, readAs } from '../../../src/output/list-report.js';
 import type { List, ListType, ListWrite } from '../../../src/schema/lists.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../fixtures/lists/', import.meta.url));
@@ -91,6 +92,22 @@ describe('runListUpload on the fixtures', () => {
     expect(result.outcome).toBe('validated');
     expect(fake.calls).toEqual([]);
     expect(result.summary).toMatchObject({ validate_only: true, uploaded: 0, distinct: 5, header_row: null, format: 'lines' });
+  });
+
+  it('says the same thing on stderr and in the summary when plain lines give way to CSV', async () => {
+    const events: ListUploadEvent[] = [];
+    const io = { cwd: FIXTURES, now: () => new Date(), stdin: Readable.from([Buffer.from('123456789\n234567890\n"345678901"\n456789012\n')]) };
+    const result = await runListUpload({ input: '-', name: 'l', type: 'Social Security Numbers', validateOnly: true }, { io, onEvent: (e) => events.push(e) });
+    const reading = events.find((e) => e.type === 'reading');
+    const switched = events.find((e) => e.type === 'csv-from');
+    expect(reading).toMatchObject({ format: 'lines' });
+    expect(switched).toEqual({ type: 'csv-from', file: 'stdin', row: 3 });
+    expect(result.summary).toMatchObject({ format: 'csv', csv_from_row: 3, distinct: 4 });
+    const said = [describeRead({ file: reading!.file, format: 'lines', column: null, header_row: null }), describeCsvFrom('stdin', 3)].join('\n');
+    expect(said).toContain('as one value per line');
+    expect(said).toContain('as CSV');
+    expect(readAs(result.summary)).toBe('one value per line, CSV from row 3');
+    expect(readAs({ format: 'lines', csv_from_row: null })).toBe('one value per line');
   });
 
   it('reads the gzipped copy exactly like the plain file', async () => {

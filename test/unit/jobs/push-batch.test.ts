@@ -1,13 +1,14 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../../src/api/client.js';
-import { AuthError, PayloadTooLargeError, ServiceError } from '../../../src/errors.js';
+import { AuthError, NotFoundError, PayloadTooLargeError, ServiceError } from '../../../src/errors.js';
 import { runBatchPush, type BatchPushRequest, type PushEnvironment } from '../../../src/jobs/push/batch.js';
 import type { PushEvent } from '../../../src/jobs/push/progress.js';
+import { renderSummary } from '../../../src/jobs/push/summary.js';
 import { memoryIO, type MemoryIO } from '../../helpers/memory-io.js';
 // @ts-expect-error plain JS generator shared with the benchmark
 import { writeExport } from '../../../fixtures/lms/generate.mjs';
@@ -174,6 +175,38 @@ describe('interruptions and --resume', () => {
     expect(outcome.summary.customers.read).toBeLessThan(300);
     expect(outcome.summary.customers.read).toBe(outcome.summary.customers.accepted + outcome.summary.customers.not_sent);
     expect(outcome.summary.notes).toContain('the rest of the export was not read: rerun with --resume to continue');
+  });
+
+  it('ends with a summary (status failed, exit 1), the journal kept and the lock released, when the 2nd request fails unexpectedly', async () => {
+    const dir = await exportOf(120);
+    const env = { LEADCTL_STATE_DIR: join(work, 'state-f') };
+    const fake = fakeClient({ answer: (n) => (n === 1 ? new TypeError('Cannot read properties of undefined (reading \'data\')') : 'ok') });
+    const args = { inputs: [{ path: 'export.csv', role: 'auto' as const }], mappingPath: join(fixtures, 'mapping.json'), chunkSize: 50, concurrency: 1 };
+    const outcome = await runBatchPush(request(args), environment(memoryIO({ cwd: dir, env }), fake.client));
+    expect(outcome.exitCode).toBe(1);
+    expect(outcome.summary).toMatchObject({ status: 'failed', exit_code: 1, error: { code: 'unexpected', message: "Cannot read properties of undefined (reading 'data')" } });
+    expect(outcome.summary.customers).toMatchObject({ read: 120, accepted: 50, not_sent: 70 });
+    expect(outcome.summary.requests).toMatchObject({ sent: 1 });
+    expect(renderSummary(outcome.summary)).toContain('customers batch: failed: ');
+    expect(outcome.summary.journal).not.toBeNull();
+    expect(existsSync(outcome.summary.journal!)).toBe(true);
+
+    // The lock is free and the journal holds the acknowledged request: --resume sends only the rest.
+    const rest = fakeClient();
+    const second = await runBatchPush(request({ ...args, resume: true }), environment(memoryIO({ cwd: dir, env }), rest.client));
+    expect(second.exitCode).toBe(0);
+    expect(second.summary.requests).toMatchObject({ acknowledged_before: 1, sent: 2 });
+    expect(rest.bodies.flatMap((b) => b.customers)).toHaveLength(70);
+  });
+
+  it('keeps an unexpected error\'s own exit code and hint in the summary', async () => {
+    const dir = await exportOf(120);
+    const odd = new NotFoundError('not found: POST /api/v1/loan-performance/batches/customers (HTTP 404)', { hint: 'check the base URL' });
+    const fake = fakeClient({ answer: (n) => (n === 1 ? odd : 'ok') });
+    const outcome = await runBatchPush(request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), chunkSize: 50, concurrency: 1 }), environment(memoryIO({ cwd: dir, env: { LEADCTL_STATE_DIR: join(work, 'state-g') } }), fake.client));
+    expect(outcome.exitCode).toBe(odd.exitCode);
+    expect(outcome.summary).toMatchObject({ status: 'failed', exit_code: odd.exitCode, error: { code: odd.code, message: odd.message, hint: 'check the base URL' } });
+    expect(outcome.summary.customers).toMatchObject({ accepted: 50, not_sent: 70 });
   });
 
   it('stops with exit 3 when the credentials are refused mid-run', async () => {
