@@ -8,6 +8,11 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   process.stdout.write(pkg.version + '\n');
 } else {
+  // `leadctl … | head`: the reader went away, which is not an error of ours. Stop quietly, as Unix tools do.
+  process.stdout.on('error', (err) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
   const { main } = await import('../dist/cli/main.js');
   const code = await main(args);
   process.exitCode = code;

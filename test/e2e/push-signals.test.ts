@@ -40,6 +40,7 @@ describe('Ctrl-C during a push run with a saved profile', () => {
       expect(summary.customers.accepted).toBe(100 * (ackedAtSignal + 1));
       // A streamed file is not read past the signal; what was read is accepted or not yet sent.
       expect(summary.customers.accepted + summary.customers.not_sent).toBe(summary.customers.read);
+      expect(summary.requests.sent + summary.requests.not_sent).toBe(summary.requests.total);
 
       const resumed = await runBinary([...args, '--resume'], { env: profileEnv, cwd: exportDir });
       expect(resumed.code, resumed.stderr).toBe(0);

@@ -348,7 +348,10 @@ class BatchRun {
     if (!stoppedEarly) return;
     // What was read but not sent is accounted as not sent; a staged export is counted to the end.
     const unsent = chunker.finish();
-    if (unsent) this.pending(unsent);
+    if (unsent) {
+      this.requests.total++;
+      this.pending(unsent);
+    }
     if (streaming && this.stop?.kind === 'signal') {
       // Someone is waiting for the process to end: reading the rest just to count it can wait for --resume.
       this.inputFullyRead = false;

@@ -174,6 +174,7 @@ describe('interruptions and --resume', () => {
     expect(outcome.summary.customers).toMatchObject({ accepted: 100, rejected: 0 });
     expect(outcome.summary.customers.read).toBeLessThan(300);
     expect(outcome.summary.customers.read).toBe(outcome.summary.customers.accepted + outcome.summary.customers.not_sent);
+    expect(outcome.summary.requests.sent + outcome.summary.requests.not_sent).toBe(outcome.summary.requests.total);
     expect(outcome.summary.notes).toContain('the rest of the export was not read: rerun with --resume to continue');
   });
 
