@@ -15,3 +15,18 @@ describe('the leadctl binary', () => {
     expect(r.stdout).toBe('');
   });
 });
+
+describe('a reader that goes away (leadctl … | head)', () => {
+  it('ends quietly with exit 0, no EPIPE stack trace', async () => {
+    const { spawn } = await import('node:child_process');
+    const { BIN } = await import('../helpers/binary.js');
+    const child = spawn(process.execPath, [BIN, 'completion', 'bash'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Close our end before leadctl writes: its first write meets a closed pipe.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect(stderr).not.toMatch(/EPIPE|Error/);
+    expect(code).toBe(0);
+  });
+});
