@@ -5,7 +5,7 @@ import type { PushFlags } from './push-options.js';
 import type { BatchPushRequest, PushEnvironment, PushOutcome } from '../jobs/push/batch.js';
 import type { UpsertKind } from '../ingest/lms-records.js';
 import { PushReporter } from '../jobs/push/progress.js';
-import { renderSummary } from '../jobs/push/summary.js';
+import { renderSummary, type PushSummary } from '../jobs/push/summary.js';
 
 /**
  * The push commands' shared shell: wires the job to the context (credentials, client, progress,
@@ -20,7 +20,7 @@ function environment(ctx: CommandContext): { env: PushEnvironment; finish(): voi
     io: ctx.io,
     async target() {
       const resolved = await ctx.config.credentials();
-      return { profile: resolved.profile.value, baseUrl: resolved.baseUrl.value };
+      return { profile: resolved.profile.value, baseUrl: resolved.baseUrl.value, clientId: resolved.clientId?.value };
     },
     api: () => ctx.api(),
     onEvent: (event) => reporter.handle(event),
@@ -35,12 +35,23 @@ async function report(ctx: CommandContext, outcome: PushOutcome): Promise<number
   await ctx.output.document(summary, () => renderSummary(summary));
   if (summary.error) ctx.log.warn(`Error: ${summary.error.message}`);
   if (summary.rejects_file && summary.rejects > 0 && !ctx.output.isHuman) ctx.log.info(`${summary.rejects} rejected record line(s) written to ${summary.rejects_file}`);
-  // An unexpected error's own advice (e.g. "rerun without --resume") beats the general one.
-  if (summary.status === 'failed' && summary.error?.hint) ctx.log.warn(`Hint: ${summary.error.hint}`);
-  else if (summary.status === 'interrupted' || summary.status === 'service_unavailable' || summary.status === 'authentication_failed' || summary.status === 'failed') {
-    if (summary.journal) ctx.log.warn('Hint: rerun the same command with --resume to send only what was not acknowledged');
-  }
+  const hint = nextStepHint(summary);
+  if (hint) ctx.log.warn(`Hint: ${hint}`);
   return outcome.exitCode;
+}
+
+const RESUME = 'rerun the same command with --resume to send only what was not acknowledged';
+
+/** What the operator does next after a push that did not finish, in one line. */
+export function nextStepHint(summary: Pick<PushSummary, 'status' | 'journal' | 'error'>): string | undefined {
+  // An unexpected error's own advice (e.g. "rerun without --resume") beats the general one.
+  if (summary.status === 'failed' && summary.error?.hint) return summary.error.hint;
+  // A resume with the same refused credentials fails again: fixing them comes first.
+  if (summary.status === 'authentication_failed' && summary.error?.hint) return summary.journal ? `${summary.error.hint}; then ${RESUME}` : summary.error.hint;
+  if (summary.status === 'interrupted' || summary.status === 'service_unavailable' || summary.status === 'authentication_failed' || summary.status === 'failed') {
+    return summary.journal ? RESUME : undefined;
+  }
+  return undefined;
 }
 
 export async function runBatchPushCommand(ctx: CommandContext, _cmd: Command, request: BatchPushRequest): Promise<number> {

@@ -26,6 +26,9 @@ export interface RowProblem {
 export type ProblemSink = (problem: RowProblem) => void;
 
 /** The format a file name says, ignoring a trailing .gz; undefined when it says nothing. */
+/** At 3 a.m. an empty file is nearly always an export job that failed or has not finished. */
+const EMPTY_INPUT_HINT = 'an empty export usually means the job that writes it failed or has not finished: check it, then run the command again';
+
 export function formatFromName(name: string): InputFormat | undefined {
   const base = name.toLowerCase().replace(/\.gz$/, '');
   if (base.endsWith('.csv') || base.endsWith('.txt') || base.endsWith('.tsv')) return 'csv';
@@ -104,7 +107,7 @@ async function readCsvWithCsvParse(input: InputSource, delimiter: string, handle
     throw new InputError(`is not valid CSV: ${(err as Error).message.replace(/^Invalid \w+: /, '')}`, { file: input.name, row: lines }, { cause: err });
   }
   if (failure !== undefined) throw failure;
-  if (row === 0) throw new InputError('is empty (no header row)', { file: input.name });
+  if (row === 0) throw new InputError('is empty (no header row)', { file: input.name }, { hint: EMPTY_INPUT_HINT });
   return rows;
 }
 
@@ -237,7 +240,7 @@ export async function* csvRecordBatches(input: InputSource, delimiter: string, h
   // The rows before a malformed one are read, as csv-parse's stream gave them before its error.
   if (batch.length) yield batch;
   if (failure !== undefined) throw failure;
-  if (row === 0) throw new InputError('is empty (no header row)', { file: input.name });
+  if (row === 0) throw new InputError('is empty (no header row)', { file: input.name }, { hint: EMPTY_INPUT_HINT });
 }
 
 function csvInputError(input: InputSource, err: unknown): unknown {
@@ -297,5 +300,5 @@ async function* csvParseRecordBatches(input: InputSource, delimiter: string, has
     source.destroy();
     parser.destroy();
   }
-  if (row === 0) throw new InputError('is empty (no header row)', { file: input.name });
+  if (row === 0) throw new InputError('is empty (no header row)', { file: input.name }, { hint: EMPTY_INPUT_HINT });
 }

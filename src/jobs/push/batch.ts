@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import type { IO, Signal } from '../../cli/io.js';
@@ -48,10 +48,17 @@ export interface BatchPushRequest {
   resume: boolean;
 }
 
+/** Where a push goes: the journal and the lock are per profile, base URL and client. */
+export interface PushTarget {
+  profile: string;
+  baseUrl: string;
+  clientId?: string;
+}
+
 export interface PushEnvironment {
   io: IO;
   /** Profile name and base URL the run talks to (journal key, lock). */
-  target(): Promise<{ profile: string; baseUrl: string }>;
+  target(): Promise<PushTarget>;
   api(): Promise<ApiClient>;
   onEvent(event: PushEvent): void;
   /** A diagnostic line on stderr. */
@@ -86,7 +93,7 @@ class BatchRun {
   private stop: StopReason | undefined;
   private lock: PushLock | undefined;
   private journal: Journal | undefined;
-  private target: { profile: string; baseUrl: string } | undefined;
+  private target: PushTarget | undefined;
   private client: ApiClient | undefined;
   private staging: Staging | undefined;
   private retries = 0;
@@ -98,6 +105,8 @@ class BatchRun {
   private rowsRead = 0;
   private inputFullyRead = true;
   private resumed = false;
+  /** Size and modification time of each input file when the run started. */
+  private inputStamps = new Map<string, string>();
 
   constructor(
     private readonly request: BatchPushRequest,
@@ -118,6 +127,10 @@ class BatchRun {
     let releaseSignals: (() => void) | undefined;
     try {
       this.mapping = request.mappingPath ? await loadMapping(request.mappingPath, io.cwd) : IDENTITY_MAPPING;
+      for (const input of request.inputs) {
+        const stamp = this.stampOf(input.path);
+        if (stamp !== undefined) this.inputStamps.set(input.path, stamp);
+      }
       if (!request.validateOnly) {
         this.target = await env.target();
         this.lock = PushLock.acquire(dir, this.target.profile, 'customers batch', this.started);
@@ -220,7 +233,7 @@ class BatchRun {
   /** Opens (or, with --resume, continues) the journal; returns the mode an earlier run used. */
   private openJournal(dir: string, digest: string, mode: Mode, fresh = false): Mode | undefined {
     const { request } = this;
-    const key = journalKey(digest, this.target!.profile, this.target!.baseUrl);
+    const key = journalKey(digest, this.target!.profile, this.target!.baseUrl, this.target!.clientId);
     this.journal?.close();
     const opened = Journal.open(
       dir,
@@ -492,9 +505,31 @@ class BatchRun {
 
   // ---- summary ------------------------------------------------------------------------------
 
+  private stampOf(path: string): string | undefined {
+    if (path === '-') return undefined;
+    try {
+      const st = statSync(resolve(this.io.cwd, path));
+      return `${st.size} bytes, modified ${st.mtime.toISOString()}`;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** An export still being written when cron starts the push is read half-way, and nothing else would tell. */
+  private noteChangedInputs(): void {
+    for (const [path, before] of this.inputStamps) {
+      const after = this.stampOf(path);
+      if (after === before) continue;
+      const note = `${path} changed while it was read (${before} at the start, ${after ?? 'gone'} at the end): it was probably still being written; rerun once the export is complete (upserts are safe to repeat)`;
+      this.notes.push(note);
+      this.env.warn(`Warning: ${note}`);
+    }
+  }
+
   private summarize(): PushOutcome {
     const { request, tally, stop } = this;
     this.rejects.close();
+    this.noteChangedInputs();
     const { status, exitCode, error } = outcomeOf(stop, request.validateOnly, this.rejects.count > 0);
     const notes = [...this.notes];
     if (this.splits) notes.push(`the service refused ${this.splits} request(s) as too large (HTTP 413); each was split and sent in halves (lower --max-bytes to avoid this)`);

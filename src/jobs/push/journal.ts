@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
+import { stateDirError } from './state-dir.js';
 
 /**
  * The journal of a push: one file per (inputs' content, profile, base URL) in the state folder,
@@ -52,8 +53,9 @@ interface JournalDone {
 }
 
 /** The journal's key: the content of every input (in order, with its role) and the mapping, the profile and the base URL. */
-export function journalKey(contentDigest: string, profile: string, baseUrl: string): string {
-  return createHash('sha256').update(`${contentDigest}\n${profile}\n${baseUrl.replace(/\/+$/, '')}`).digest('hex');
+/** Inputs' content, profile, base URL and client: another client's acknowledgements are not ours. */
+export function journalKey(contentDigest: string, profile: string, baseUrl: string, clientId = ''): string {
+  return createHash('sha256').update(`${contentDigest}\n${profile}\n${baseUrl.replace(/\/+$/, '')}\n${clientId}`).digest('hex');
 }
 
 export class Journal {
@@ -72,6 +74,14 @@ export class Journal {
    * (its settings must match); without, a fresh one replaces it.
    */
   static open(dir: string, header: Omit<JournalHeader, 'type' | 'version' | 'created'>, resume: boolean, now: Date): { journal: Journal; resumed: boolean } {
+    try {
+      return Journal.openIn(dir, header, resume, now);
+    } catch (err) {
+      throw stateDirError(err, dir);
+    }
+  }
+
+  private static openIn(dir: string, header: Omit<JournalHeader, 'type' | 'version' | 'created'>, resume: boolean, now: Date): { journal: Journal; resumed: boolean } {
     const folder = join(dir, 'journals');
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     pruneStale(folder);

@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSy
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ExitCode, LockedError } from '../../errors.js';
+import { stateDirError } from './state-dir.js';
 
 /**
  * One push per profile at a time: an overlapping cron run must not send the same export twice
@@ -36,7 +37,11 @@ export class PushLock {
 
   static acquire(dir: string, profile: string, command: string, now: Date): PushLock {
     const folder = join(dir, 'locks');
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    try {
+      mkdirSync(folder, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw stateDirError(err, dir);
+    }
     const path = join(folder, `${profile.replace(/[^A-Za-z0-9._-]/g, '_')}.lock`);
     const owner: LockOwner = { pid: process.pid, host: hostname(), started: now.toISOString(), command };
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -46,7 +51,7 @@ export class PushLock {
         closeSync(fd);
         return new PushLock(path, owner);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw stateDirError(err, dir);
       }
       const holder = readOwner(path);
       if (holder === 'gone') continue;

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { ExitCode, LeadctlError } from '../../errors.js';
 
 /**
  * leadctl's state folder (journals of pushes, lock files): LEADCTL_STATE_DIR, else
@@ -12,4 +13,20 @@ export function stateDir(env: Record<string, string | undefined>, home: string =
   const xdg = env.XDG_STATE_HOME;
   // The XDG spec says relative values are invalid and must be ignored.
   return join(xdg && xdg.startsWith('/') ? xdg : join(home, '.local', 'state'), 'leadctl');
+}
+
+/** Errors of the file system that the operator fixes (permissions, a full or read-only disk), not bugs. */
+const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'ENOTDIR', 'EEXIST']);
+
+/**
+ * A state folder that cannot be written is a setup problem (exit 2, with the way out), not a bug
+ * (exit 1): cron users meet it the first night, when the job runs as another user.
+ */
+export function stateDirError(err: unknown, dir: string): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === undefined || !UNWRITABLE.has(code)) return err;
+  return new LeadctlError('state_dir', ExitCode.USAGE, `cannot write the state folder ${dir}: ${(err as Error).message}`, {
+    hint: 'make it writable by the user running leadctl, or set LEADCTL_STATE_DIR to a folder it can write (push journals and locks live there)',
+    cause: err,
+  });
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -274,3 +274,33 @@ describe('a request the service refuses as too large (413)', () => {
   });
 });
 
+
+describe('an export still being written', () => {
+  it('says so (note and warning) when an input changed while the push read it, and not otherwise', async () => {
+    const out = join(work, 'growing');
+    await writeExport({ out, customers: 200, seed: 5, paymentsPerCustomer: 2, shapes: ['denormalised'] });
+    const file = join(out, 'export.csv');
+    const args = () => request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), chunkSize: 50, concurrency: 1 });
+    const warnings: string[] = [];
+    const envOf = (client: ApiClient, state: string) => ({ ...environment(memoryIO({ cwd: out, env: { LEADCTL_STATE_DIR: join(work, state) } }), client), warn: (line: string) => warnings.push(line) });
+
+    const steady = await runBatchPush(args(), envOf(fakeClient().client, 'state-steady'));
+    expect(steady.summary.notes ?? []).not.toContainEqual(expect.stringContaining('changed while it was read'));
+
+    // The LMS appends more rows while the first request is in flight.
+    const tail = readFileSync(file, 'utf8').trimEnd().split('\n').pop()!;
+    const growing = fakeClient({ answer: (n) => (n === 0 && appendFileSync(file, tail + '\n'), 'ok') });
+    const grown = await runBatchPush(args(), envOf(growing.client, 'state-growing'));
+    expect(grown.summary.notes).toContainEqual(expect.stringContaining('export.csv changed while it was read'));
+    expect(warnings).toContainEqual(expect.stringMatching(/^Warning: export\.csv changed while it was read .*rerun once the export is complete/));
+  });
+});
+
+describe('an empty export', () => {
+  it('exit 2 naming the file, with what to check next', async () => {
+    const dir = mkdtempSync(join(work, 'empty-'));
+    writeFileSync(join(dir, 'export.csv'), '');
+    const run = runBatchPush(request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json') }), environment(memoryIO({ cwd: dir, env: { LEADCTL_STATE_DIR: join(dir, 'state') } }), fakeClient().client));
+    await expect(run).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('export.csv: is empty (no header row)'), hint: expect.stringContaining('has not finished') });
+  });
+});

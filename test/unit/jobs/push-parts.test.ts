@@ -9,7 +9,7 @@ import { LOCKED_EXIT_CODE, PushLock, PushLockedError, removeStale } from '../../
 import { applySkips } from '../../../src/jobs/push/service-skips.js';
 import { stateDir } from '../../../src/jobs/push/state-dir.js';
 import type { CustomerTrace, ValidCustomer } from '../../../src/jobs/push/validate.js';
-import { UsageError } from '../../../src/errors.js';
+import { ExitCode, LeadctlError, UsageError } from '../../../src/errors.js';
 
 const work = mkdtempSync(join(tmpdir(), 'leadctl-push-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -69,12 +69,14 @@ describe('Journal', () => {
   const header = (key: string, maxCustomers = 1000) => ({ key, profile: 'default', base_url: 'http://127.0.0.1:1', inputs: ['auto:x.csv'], settings: { maxCustomers, maxBytes: 8 } });
   const now = new Date('2026-11-20T00:00:00Z');
 
-  it('is keyed by content, profile and base URL', () => {
+  it('is keyed by content, profile, base URL and client', () => {
     const a = journalKey('d1', 'default', 'http://h/');
     expect(journalKey('d1', 'default', 'http://h')).toBe(a);
     expect(journalKey('d2', 'default', 'http://h')).not.toBe(a);
     expect(journalKey('d1', 'other', 'http://h')).not.toBe(a);
     expect(journalKey('d1', 'default', 'http://g')).not.toBe(a);
+    // Another client on the same service and profile: its acknowledgements are not this client's.
+    expect(journalKey('d1', 'default', 'http://h', 'client-2')).not.toBe(journalKey('d1', 'default', 'http://h', 'client-1'));
   });
 
   it('keeps acknowledgements across a crash, ignoring a torn last line', () => {
@@ -222,5 +224,36 @@ describe('stateDir', () => {
     expect(stateDir({ XDG_STATE_HOME: '/x' }, '/home/u')).toBe('/x/leadctl');
     expect(stateDir({ XDG_STATE_HOME: 'relative' }, '/home/u')).toBe('/home/u/.local/state/leadctl');
     expect(stateDir({}, '/home/u')).toBe('/home/u/.local/state/leadctl');
+  });
+});
+
+describe('a state folder that cannot be written', () => {
+  // A path through a regular file cannot be created, whoever runs the test (root included).
+  const blocked = join(work, 'not-a-folder');
+  writeFileSync(blocked, 'x');
+  const dir = join(blocked, 'state');
+
+  function thrown(fn: () => unknown): unknown {
+    try {
+      fn();
+    } catch (err) {
+      return err;
+    }
+    return undefined;
+  }
+
+  it('the lock: exit 2 naming the folder and LEADCTL_STATE_DIR, not an unexpected error', () => {
+    const err = thrown(() => PushLock.acquire(dir, 'default', 'customers batch', new Date()));
+    expect(err).toBeInstanceOf(LeadctlError);
+    expect((err as LeadctlError).exitCode).toBe(ExitCode.USAGE);
+    expect((err as LeadctlError).message).toContain(`cannot write the state folder ${dir}`);
+    expect((err as LeadctlError).hint).toContain('LEADCTL_STATE_DIR');
+  });
+
+  it('the journal: the same', () => {
+    const err = thrown(() => Journal.open(dir, { key: 'k9', profile: 'default', base_url: 'http://127.0.0.1:1', inputs: ['auto:x.csv'], settings: { maxCustomers: 1000, maxBytes: 8 } }, false, new Date()));
+    expect(err).toBeInstanceOf(LeadctlError);
+    expect((err as LeadctlError).exitCode).toBe(ExitCode.USAGE);
+    expect((err as LeadctlError).hint).toContain('LEADCTL_STATE_DIR');
   });
 });
