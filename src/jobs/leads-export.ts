@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
@@ -118,7 +119,13 @@ export async function exportToFile<T>(path: string, run: (out: Writable) => Prom
     await rename(partial, path);
     return result;
   } catch (err) {
-    out.destroy();
+    // The file is opened asynchronously: wait until the stream has closed, or a late open
+    // would create the .partial file again after it was removed.
+    if (!out.closed) {
+      const closed = once(out, 'close');
+      out.destroy();
+      await closed;
+    }
     await rm(partial, { force: true });
     throw err;
   }
