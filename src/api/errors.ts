@@ -73,7 +73,7 @@ function attemptsNote(r: FailedRequest): string {
 export function errorFromResponse(r: FailedResponse): LeadctlError {
   const serviceMessage = messageOf(r.body);
   const said = serviceMessage ? `: ${serviceMessage}` : r.body !== '' && r.body !== undefined ? `: ${describeBody(r.body)}` : '';
-  const details = { status: r.status, method: r.method, path: r.path, body: r.body };
+  const details = { status: r.status, method: r.method, path: r.path, attempts: r.attempts, body: r.body };
   switch (r.status) {
     case 401:
       return new AuthError(`the service refused the access token for ${what(r)} (HTTP 401${said}), even after obtaining a new one`, {

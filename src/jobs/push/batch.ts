@@ -487,6 +487,7 @@ class BatchRun {
       // Another shape from the real service: a 2xx is success, and nothing is known to be skipped.
       return parsed.success ? parsed.data.data.skipped.map((s) => ({ path: s.path, id: s.id, errors: s.errors })) : [];
     } catch (err) {
+      this.retries += attemptsOf(err) - 1;
       if (err instanceof PayloadTooLargeError && customers.length > 1) {
         const half = Math.ceil(customers.length / 2);
         this.splits++;
@@ -563,4 +564,10 @@ class BatchRun {
 /** `customers.3.loans.0` → `customers.(3 + by).loans.0`, for skips reported by the second half of a split request. */
 export function shiftCustomerPath(path: string, by: number): string {
   return path.replace(/^customers\.(\d+)/, (_, n: string) => `customers.${Number(n) + by}`);
+}
+
+/** Attempts a failed request made, as the API client's error reports them (1 when it does not say). */
+function attemptsOf(err: unknown): number {
+  const details = err instanceof LeadctlError ? (err.details as { attempts?: unknown } | undefined) : undefined;
+  return typeof details?.attempts === 'number' && details.attempts >= 1 ? details.attempts : 1;
 }

@@ -113,12 +113,14 @@ describe('interruptions and --resume', () => {
   it('stops when the service stays down, keeps the rest for --resume, and resume sends only the rest', async () => {
     const dir = await exportOf(500);
     const env = { LEADCTL_STATE_DIR: join(work, 'state-r') };
-    const down = fakeClient({ answer: (n) => (n >= 2 ? new ServiceError('service unavailable after 6 attempts', 503) : 'ok') });
+    const down = fakeClient({ answer: (n) => (n >= 2 ? new ServiceError('service unavailable after 6 attempts', 503, { details: { attempts: 6 } }) : 'ok') });
     const first = await runBatchPush(request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), chunkSize: 50, concurrency: 1 }), environment(memoryIO({ cwd: dir, env }), down.client));
     expect(first.exitCode).toBe(5);
     expect(first.summary.status).toBe('service_unavailable');
     expect(first.summary.customers).toMatchObject({ read: 500, accepted: 100, not_sent: 400, rejected: 0 });
     expect(first.summary.rejects_file).toBeNull();
+    // The request that finally failed made 6 attempts: its 5 retries count too.
+    expect(first.summary.retries).toBe(5);
 
     const rest = fakeClient();
     const second = await runBatchPush(request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), chunkSize: 50, concurrency: 3, resume: true }), environment(memoryIO({ cwd: dir, env }), rest.client));
