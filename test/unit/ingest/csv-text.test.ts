@@ -1,6 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { CsvTextReader, fastCsvDelimiter } from '../../../src/ingest/csv-text.js';
+import { seededRandom } from '../../../src/sandbox/random.js';
 
 type Outcome = { records: string[][] } | { error: string; lines: number | undefined };
 
@@ -24,17 +25,6 @@ function fast(pieces: string[], delimiter: string): Outcome {
   } catch (err) {
     return { error: (err as Error).message, lines: (err as { lines?: number }).lines };
   }
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Mostly well-formed CSV with every awkward thing now and then (and sometimes broken quoting). */
@@ -100,7 +90,7 @@ describe('CsvTextReader', () => {
   });
 
   it('gives exactly what csv-parse gives on generated input, cut anywhere', () => {
-    const random = mulberry32(20261121);
+    const random = seededRandom(20261121);
     let errors = 0;
     for (let n = 0; n < 4000; n++) {
       const delimiter = [',', ';', '\t', '|'][n % 4]!;
