@@ -1,21 +1,17 @@
 #!/usr/bin/env node
-const args = process.argv.slice(2);
-
-// `leadctl --version` is what scripts and health checks call most: answer it without
-// loading the CLI (commander and the command tree cost more than Node's own start-up).
-if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-  const { readFileSync } = await import('node:fs');
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
-  process.stdout.write(pkg.version + '\n');
+// This file must parse on any Node.js (no await at top level, no ?? or ?.), so that an
+// unsupported runtime gets one clear line and exit 2 instead of a syntax error or a crash.
+var running = process.versions.node;
+var parts = running.split('.');
+var major = Number(parts[0]);
+var minor = Number(parts[1]);
+if (!((major === 22 && minor >= 13) || major >= 24)) {
+  process.stderr.write(
+    'leadctl: Node.js ' + running + ' is not supported; leadctl runs on Node.js 22 (22.13 or later) and 24. ' +
+      'Install one from https://nodejs.org or with a version manager (nvm install 24), ' +
+      'or run leadctl through npx in its project folder, which uses the runtime pinned there.\n'
+  );
+  process.exitCode = 2;
 } else {
-  // `leadctl … | head`: the reader went away, which is not an error of ours. Stop quietly, as Unix tools do.
-  process.stdout.on('error', (err) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw err;
-  });
-  const { main } = await import('../dist/cli/main.js');
-  const code = await main(args);
-  process.exitCode = code;
-  // A forgotten socket or timer must never keep a cron job hanging after its work is done.
-  setTimeout(() => process.exit(code), 1500).unref();
+  import('./start.js');
 }
