@@ -106,7 +106,31 @@ export class ValidationError extends LeadctlError {
 /** The service refused a request body as too large (HTTP 413; exit 2). Batch senders split and resend. */
 export class PayloadTooLargeError extends ValidationError {}
 
-/** The requested object does not exist (HTTP 404; exit 2: the input named something unknown). */
+/**
+ * The service refused a record as conflicting with what it holds (HTTP 409). A push rejects that
+ * record with the reason and goes on (exit 4); a one-request command stops (exit 2).
+ */
+export class ConflictError extends ValidationError {
+  constructor(message: string, fieldErrors: Record<string, string[]> = {}, options?: ErrorOptions) {
+    super(message, fieldErrors, options);
+    (this as { code: string }).code = 'conflict';
+  }
+}
+
+/**
+ * The service answered with a status that says the request itself is wrong for this deployment
+ * (HTTP 405, 414, an unexpected 4xx, an unfollowed redirect): a leadctl or deployment problem,
+ * never retried and never reported as an outage (exit 2).
+ */
+export class RequestProblemError extends LeadctlError {
+  readonly status: number;
+  constructor(message: string, status: number, options?: ErrorOptions) {
+    super('request_refused', ExitCode.USAGE, message, options);
+    this.status = status;
+  }
+}
+
+/** The requested object does not exist (HTTP 404 or 410; exit 2: the input named something unknown). */
 export class NotFoundError extends LeadctlError {
   constructor(message: string, options?: ErrorOptions) {
     super('not_found', ExitCode.USAGE, message, options);

@@ -3,7 +3,7 @@
  *
  * One keep-alive undici Agent per client; the access token is obtained lazily and
  * renewed once on a 401; requests that are safe to repeat are retried with backoff
- * on connection failures, 429 and 502/503/504. No terminal concerns: what happens
+ * on connection failures, 429 and 5xx (src/api/status.ts). No terminal concerns: what happens
  * is reported through `onEvent`, and failures are thrown as the typed errors of
  * src/errors.ts.
  */
@@ -52,7 +52,8 @@ import {
   networkErrorCode,
   withoutSecret,
 } from './errors.js';
-import { DEFAULT_RETRY_POLICY, RETRYABLE_STATUSES, decideRetry, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
+import { DEFAULT_RETRY_POLICY, decideRetry, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
+import { isRetryableStatus } from './status.js';
 import { TokenProvider, type CachedToken, type TokenCache, type TokenEvent } from './token.js';
 
 /**
@@ -91,6 +92,8 @@ export interface RequestSpec extends RequestOptions {
   form?: Record<string, string>;
   auth: 'bearer' | 'none';
   repeat: RepeatPolicy;
+  /** The object the request names ("list 42"): a 404 then says that object is unknown, not that the route is missing. */
+  subject?: string;
   /** Non-2xx answers to return rather than throw (the legacy envelope). */
   accept?: (status: number, body: unknown) => boolean;
   /** Turns a final non-2xx answer into the error to throw (the token endpoint's OAuth errors). */
@@ -242,13 +245,13 @@ export class ApiClient {
 
   async updateList(listId: number, body: JsonBody<ListWrite>, options?: RequestOptions): Promise<List> {
     const path = `${LISTS_PATH}/${encodeURIComponent(String(listId))}`;
-    const res = await this.send({ method: 'PUT', path, body, auth: 'bearer', repeat: 'safe', ...options });
+    const res = await this.send({ method: 'PUT', path, body, auth: 'bearer', repeat: 'safe', subject: `list ${listId}`, ...options });
     return this.expect(ListResponseSchema, res, 'PUT', path).data;
   }
 
   async getList(listId: number, options?: RequestOptions): Promise<List> {
     const path = `${LISTS_PATH}/${encodeURIComponent(String(listId))}`;
-    const res = await this.send({ method: 'GET', path, auth: 'bearer', repeat: 'safe', ...options });
+    const res = await this.send({ method: 'GET', path, auth: 'bearer', repeat: 'safe', subject: `list ${listId}`, ...options });
     return this.expect(ListResponseSchema, res, 'GET', path).data;
   }
 
@@ -319,7 +322,7 @@ export class ApiClient {
   async lead(leadId: number | string, mapIds: readonly string[] = [], options?: RequestOptions): Promise<Record<string, unknown>> {
     const path = `/api/v1/lead-data/leads/${encodeURIComponent(String(leadId))}`;
     const query = mapIds.map((id): [string, string] => ['map_ids[]', id]);
-    const res = await this.send({ method: 'GET', path, query, auth: 'bearer', repeat: 'safe', ...options });
+    const res = await this.send({ method: 'GET', path, query, auth: 'bearer', repeat: 'safe', subject: `lead ${leadId}`, ...options });
     return this.expect(LeadResponseSchema, res, 'GET', path).data as Record<string, unknown>;
   }
 
@@ -418,7 +421,8 @@ export class ApiClient {
         attempt--; // the renewal is not a retry of a failure
         continue;
       }
-      if (RETRYABLE_STATUSES.has(res.status) && spec.repeat === 'safe') {
+      const failed = { method: spec.method, path: target, baseUrl: this.baseUrl, attempts: attempt, status: res.status, body: res.body, subject: spec.subject, repeatable: spec.repeat === 'safe' };
+      if (isRetryableStatus(res.status) && spec.repeat === 'safe') {
         const retryAfter = parseRetryAfter(res.headers['retry-after'], this.now());
         const decision = decideRetry(attempt, waitedMs, this.policy, res.status === 429 || res.status === 503 ? retryAfter : undefined, this.random);
         if (decision.retry) {
@@ -428,9 +432,9 @@ export class ApiClient {
           continue;
         }
         this.emit({ type: 'give-up', method: spec.method, path: target, attempts: attempt, reason: decision.reason ?? '' });
-        throw (spec.mapError ?? errorFromResponse)({ method: spec.method, path: target, baseUrl: this.baseUrl, attempts: attempt, status: res.status, body: res.body, gaveUp: decision.reason });
+        throw (spec.mapError ?? errorFromResponse)({ ...failed, gaveUp: decision.reason });
       }
-      throw (spec.mapError ?? errorFromResponse)({ method: spec.method, path: target, baseUrl: this.baseUrl, attempts: attempt, status: res.status, body: res.body });
+      throw (spec.mapError ?? errorFromResponse)(failed);
     }
   }
 

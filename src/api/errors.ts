@@ -4,14 +4,17 @@
  */
 import {
   AuthError,
+  ConflictError,
   LeadctlError,
   NetworkError,
   NotFoundError,
   PayloadTooLargeError,
   RateLimitedError,
+  RequestProblemError,
   ServiceError,
   ValidationError,
 } from '../errors.js';
+import { classifyStatus } from './status.js';
 
 export interface FailedRequest {
   method: string;
@@ -20,6 +23,10 @@ export interface FailedRequest {
   baseUrl: string;
   /** Attempts made in all. */
   attempts: number;
+  /** The object the request names ("list 42", "lead 7"), when it names one: a 404 then means that object is unknown. */
+  subject?: string;
+  /** False when repeating the request could duplicate its effect (the legacy lead post). Default true. */
+  repeatable?: boolean;
 }
 
 export interface FailedResponse extends FailedRequest {
@@ -69,61 +76,82 @@ function attemptsNote(r: FailedRequest): string {
   return r.attempts > 1 ? ` after ${r.attempts} attempts` : '';
 }
 
-/** A non-2xx answer (after retries and the token renewal, where they apply). */
+/** A non-2xx answer (after retries and the token renewal, where they apply), classified by src/api/status.ts. */
 export function errorFromResponse(r: FailedResponse): LeadctlError {
   const serviceMessage = messageOf(r.body);
   const said = serviceMessage ? `: ${serviceMessage}` : r.body !== '' && r.body !== undefined ? `: ${describeBody(r.body)}` : '';
   const details = { status: r.status, method: r.method, path: r.path, attempts: r.attempts, body: r.body };
-  switch (r.status) {
-    case 401:
+  switch (classifyStatus(r.status)) {
+    case 'unauthenticated':
       return new AuthError(`the service refused the access token for ${what(r)} (HTTP 401${said}), even after obtaining a new one`, {
         hint: 'the client credentials may have been revoked or rotated: run `leadctl auth login` with the current secret, or update LEADCTL_CLIENT_SECRET',
         details,
       });
-    case 403:
-      return new AuthError(`the client is not allowed to call ${what(r)} (HTTP 403${said})`, {
+    case 'forbidden':
+      return new AuthError(`not allowed for this client: ${what(r)} (HTTP 403${said})`, {
         hint: "the API client's scopes do not cover this endpoint: ask the account administrator to grant it in the dashboard, or log in with another client",
         details,
       });
-    case 404:
-      return new NotFoundError(`not found: ${what(r)} (HTTP 404${said})`, {
-        hint: 'check the id you gave; `leadctl lists ls` and similar commands show what exists',
+    case 'not-found': {
+      const gone = r.status === 410 ? 'is gone' : 'was not found';
+      if (r.subject) {
+        return new NotFoundError(`${r.subject} ${gone} (HTTP ${r.status} for ${what(r)}${said})`, {
+          hint: 'check the id you gave; `leadctl lists ls` and similar commands show what exists',
+          details: { ...details, subject: r.subject },
+        });
+      }
+      return new NotFoundError(`the service at ${r.baseUrl} has no ${what(r)} (HTTP ${r.status}${said})`, {
+        hint: 'check the base URL (--base-url, LEADCTL_BASE_URL or the profile): it may point at another service or version',
         details,
       });
-    case 400:
-    case 422: {
+    }
+    case 'refused':
+    case 'conflict': {
       const fieldErrors = fieldErrorsOf(r.body);
       const count = Object.values(fieldErrors).reduce((n, list) => n + list.length, 0);
       const first = Object.entries(fieldErrors)[0];
       const sample = first ? `; first: ${first[0] ? first[0] + ': ' : ''}${first[1][0]}` : '';
+      const about = r.subject ? ` for ${r.subject}` : '';
+      if (r.status === 409) {
+        return new ConflictError(`the service refused ${what(r)}${about} as a conflict with what it holds (HTTP 409${said})${count ? `${sample}` : ''}`, fieldErrors, {
+          hint: 'the record conflicts with one the service already has (a duplicate id, or an id that belongs to another customer or loan): fix the record, then send it again',
+          details: { ...details, errors: fieldErrors },
+        });
+      }
       return new ValidationError(
-        `the service refused the request ${what(r)} (HTTP ${r.status}${said})${count ? ` with ${count} field error${count === 1 ? '' : 's'}${sample}` : ''}`,
+        `the service refused the request ${what(r)}${about} (HTTP ${r.status}${said})${count ? ` with ${count} field error${count === 1 ? '' : 's'}${sample}` : ''}`,
         fieldErrors,
         { hint: 'fix the fields named in the errors and run the command again', details: { ...details, errors: fieldErrors } },
       );
     }
-    case 413:
+    case 'too-large':
       return new PayloadTooLargeError(`the service refused ${what(r)} as too large (HTTP 413${said})`, {}, {
         hint: 'send fewer records per request (split the input file into smaller ones), then run the command again',
         details,
       });
-    case 429:
-      return new RateLimitedError(`the service is still rate limiting ${what(r)}${attemptsNote(r)} (HTTP 429${said})${gaveUpNote(r.gaveUp)}`, {
-        hint: 'wait a minute and run the command again, or lower --concurrency; LEADCTL_RETRY_MAX_WAIT_MS allows a longer wait',
+    case 'retryable':
+      if (r.status === 429) {
+        return new RateLimitedError(`the service is still rate limiting ${what(r)}${attemptsNote(r)} (HTTP 429${said})${gaveUpNote(r.gaveUp)}`, {
+          hint: 'wait a minute and run the command again; LEADCTL_RETRY_MAX_WAIT_MS allows a longer wait',
+          details,
+        });
+      }
+      return new ServiceError(`the service failed on ${what(r)} with HTTP ${r.status}${said}${attemptsNote(r)}${gaveUpNote(r.gaveUp)}`, r.status, {
+        hint:
+          r.repeatable === false
+            ? `the service at ${r.baseUrl} failed while handling the request, which may or may not have taken effect: check before sending it again`
+            : `the service at ${r.baseUrl} is having trouble: run the command again later (it is safe to repeat)`,
         details,
       });
     default:
-      if (r.status >= 500) {
-        return new ServiceError(
-          `the service failed on ${what(r)} with HTTP ${r.status}${said}${attemptsNote(r)}${gaveUpNote(r.gaveUp)}`,
-          r.status,
-          { hint: `the service at ${r.baseUrl} is having trouble: run the command again later (it is safe to repeat)`, details },
-        );
-      }
-      return new ServiceError(`the service answered ${what(r)} with HTTP ${r.status}${said}`, r.status, {
-        hint: 'this answer was not expected; rerun with --verbose and report it if it persists',
-        details,
-      });
+      return new RequestProblemError(
+        `the service refused the request ${what(r)} with HTTP ${r.status}${said}: the request does not fit this deployment (not retried)`,
+        r.status,
+        {
+          hint: `check the base URL (${r.baseUrl}) and that this leadctl version fits the service; rerun with --verbose and report it if it persists`,
+          details,
+        },
+      );
   }
 }
 

@@ -21,9 +21,6 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxTotalWaitMs: 60_000,
 };
 
-/** HTTP statuses that say "try again later" without the request having been processed wrongly. */
-export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
-
 /**
  * Environment knobs, documented in the README. Tests use them to keep the
  * "service stays down" case short; operators use them to wait longer in cron.

@@ -154,7 +154,7 @@ const get: Handler<GetOptions> = async (ctx, args, opts) => {
     if (r.ok) found.push({ id, data: r.value });
     else {
       firstError ??= r.error;
-      missing.push({ lead_id: id, reason: reasonOf(r.error) });
+      missing.push({ lead_id: id, reason: r.error instanceof NotFoundError ? 'not found' : reasonOf(r.error) });
     }
   }
   if (leadIds.length === 1 && firstError) {

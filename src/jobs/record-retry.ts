@@ -1,4 +1,4 @@
-import { AuthError, LeadctlError, ValidationError } from '../errors.js';
+import { AuthError, LeadctlError, RequestProblemError, ValidationError } from '../errors.js';
 import { sleep } from '../api/retry.js';
 
 export type Attempted<T> = { ok: true; value: T; attempts: number } | { ok: false; error: unknown; attempts: number };
@@ -13,8 +13,9 @@ export interface RecordRetryOptions {
 /**
  * A second line of retries, per record, on top of the API client's: the client already repeats
  * transient failures, so this catches what is left (a lead not yet readable, a longer outage)
- * before the record is reported as failed. A refused request (validation) is not repeated;
- * authentication failures end the whole run.
+ * before the record is reported as failed. A refused record (400, 409, 422) is not repeated.
+ * Refused credentials and a request the deployment refuses (405, 414…) end the whole run: every
+ * record would meet them.
  */
 export async function attemptRecord<T>(fn: () => Promise<T>, options: RecordRetryOptions): Promise<Attempted<T>> {
   const base = options.baseDelayMs ?? 500;
@@ -24,7 +25,7 @@ export async function attemptRecord<T>(fn: () => Promise<T>, options: RecordRetr
     try {
       return { ok: true, value: await fn(), attempts };
     } catch (error) {
-      if (error instanceof AuthError) throw error;
+      if (error instanceof AuthError || error instanceof RequestProblemError) throw error;
       // The service refusing the content answers the same way every time.
       const final = error instanceof ValidationError;
       if (final || options.signal?.aborted || attempts > options.retries) return { ok: false, error, attempts };

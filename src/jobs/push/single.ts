@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ApiClient } from '../../api/client.js';
-import { AuthError, ExitCode, LeadctlError, NotFoundError, ValidationError } from '../../errors.js';
+import { AuthError, ConflictError, ExitCode, LeadctlError, NotFoundError, ValidationError } from '../../errors.js';
 import { stageUpserts, type UpsertKind, type UpsertRecord } from '../../ingest/lms-records.js';
 import { formatFromName, peekText, sniffFormat, type InputFormat, type RowProblem } from '../../ingest/lms-rows.js';
 import { IDENTITY_MAPPING, loadMapping } from '../../ingest/mapping.js';
@@ -96,7 +96,8 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
     const sendOne = async (record: UpsertRecord, src: number, row: number): Promise<void> => {
       const base = { level: kind, src, row, customerId: record.customerId, loanId: record.loanId, paymentId: record.paymentId } as const;
       try {
-        const res = await client!.send({ method: 'POST', path: pathFor(kind, record.customerId), body: record.body, auth: 'bearer', repeat: 'safe', signal: abort.signal });
+        const subject = kind === 'customer' ? undefined : `customer ${record.customerId}`;
+        const res = await client!.send({ method: 'POST', path: pathFor(kind, record.customerId), body: record.body, auth: 'bearer', repeat: 'safe', subject, signal: abort.signal });
         retries += res.attempts - 1;
         sentRequests++;
         tally.sent[level]++;
@@ -106,7 +107,8 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
           tally.accepted.loans++;
         }
       } catch (err) {
-        if (err instanceof ValidationError || err instanceof NotFoundError) {
+        // A 404 names the customer of a loan or payment; for a customer itself it means the route is missing.
+        if (err instanceof ValidationError || (err instanceof NotFoundError && kind !== 'customer')) {
           sentRequests++;
           tally.sent[level]++;
           tally.rejected[level]++;
@@ -116,11 +118,13 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
           }
           if (err instanceof NotFoundError) {
             const what = kind === 'loan' ? `customer ${record.customerId}` : `customer ${record.customerId} or its loan ${record.loanId}`;
-            reject({ ...base, reason: `the service does not know ${what} (HTTP 404): push it first` });
+            const status = (err.details as { status?: number } | undefined)?.status ?? 404;
+            reject({ ...base, reason: `the service does not know ${what} (HTTP ${status}): push it first` });
           } else {
+            const prefix = err instanceof ConflictError ? 'refused by the service as a conflict (HTTP 409)' : 'refused by the service';
             const entries = Object.entries(err.fieldErrors);
             if (entries.length === 0) reject({ ...base, reason: `refused by the service: ${err.message}` });
-            for (const [field, reasons] of entries) for (const reason of reasons) reject({ ...base, field, reason: `refused by the service: ${reason}` });
+            for (const [field, reasons] of entries) for (const reason of reasons) reject({ ...base, field, reason: `${prefix}: ${reason}` });
           }
           return;
         }
@@ -130,6 +134,8 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
         if (abort.signal.aborted) return;
         if (err instanceof AuthError) stop ??= { kind: 'auth', error: err };
         else if (err instanceof LeadctlError && err.exitCode === ExitCode.SERVICE) stop ??= { kind: 'service', error: err };
+        // A request the deployment refuses (405, 414…) fails the same way for every record: stop, and say so.
+        else if (err instanceof LeadctlError) stop ??= { kind: 'failed', error: err };
         else throw err;
       } finally {
         done++;

@@ -110,6 +110,18 @@ const STATUS_WORDS: Record<PushStatus, string> = {
   failed: 'failed: an error stopped the run (below); what the service acknowledged is counted here and kept in the journal',
 };
 
+/** The same, for a push without a journal (one request per record: no --resume to offer). */
+const STATUS_WORDS_NO_JOURNAL: Partial<Record<PushStatus, string>> = {
+  interrupted: 'interrupted: the records not sent are counted below',
+  service_unavailable: 'stopped: the service stayed unavailable; the records not sent are counted below',
+  authentication_failed: 'stopped: authentication failed; fix the credentials and run the command again',
+  failed: 'failed: an error stopped the run (below); what the service acknowledged is counted here',
+};
+
+export function statusWords(s: Pick<PushSummary, 'status' | 'journal' | 'validate_only'>): string {
+  return (s.journal === null && !s.validate_only ? STATUS_WORDS_NO_JOURNAL[s.status] : undefined) ?? STATUS_WORDS[s.status];
+}
+
 /** A plain table for people (stdout), then the totals and where the files are. */
 export function renderSummary(s: PushSummary): string {
   const levels: [string, LevelSummary][] = [
@@ -122,7 +134,7 @@ export function renderSummary(s: PushSummary): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
   const out: string[] = [];
-  out.push(`${s.command}: ${STATUS_WORDS[s.status]}`);
+  out.push(`${s.command}: ${statusWords(s)}`);
   out.push('');
   out.push(line(headers));
   for (const r of rows) out.push(line(r.map(String)));

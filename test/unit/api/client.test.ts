@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient, encodeQuery, type ApiClient, type ApiClientOptions, type ApiEvent } from '../../../src/api/client.js';
 import { formatApiEvent } from '../../../src/api/events.js';
 import type { CachedToken, TokenCache } from '../../../src/api/token.js';
-import { AuthError, ExitCode, InputError, NetworkError, NotFoundError, RateLimitedError, ServiceError, ValidationError } from '../../../src/errors.js';
+import { AuthError, ConflictError, ExitCode, InputError, NetworkError, NotFoundError, RateLimitedError, RequestProblemError, ServiceError, ValidationError } from '../../../src/errors.js';
 
 interface Seen {
   method: string;
@@ -201,11 +201,42 @@ describe('ApiClient: retries', () => {
     expect(svc.api()).toHaveLength(1);
   });
 
-  it('does not retry a 500 or a 4xx', async () => {
+  it('retries a 500 on a safe request, then reports the service as unavailable (exit 5)', async () => {
     const svc = await service((_req, res) => json(res, 500, { message: 'Server Error' }));
+    const { c } = client(svc.baseUrl, { retry: { baseDelayMs: 1, maxDelayMs: 2, maxTotalWaitMs: 1000, maxAttempts: 3 } });
+    const error = (await c.managementSystems().catch((e: unknown) => e)) as ServiceError;
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(error.exitCode).toBe(ExitCode.SERVICE);
+    expect(svc.api()).toHaveLength(3);
+  });
+
+  it.each([
+    [405, RequestProblemError, ExitCode.USAGE],
+    [414, RequestProblemError, ExitCode.USAGE],
+    [418, RequestProblemError, ExitCode.USAGE],
+    [409, ConflictError, ExitCode.USAGE],
+    [410, NotFoundError, ExitCode.USAGE],
+    [404, NotFoundError, ExitCode.USAGE],
+    [422, ValidationError, ExitCode.USAGE],
+    [403, AuthError, ExitCode.AUTH],
+  ])('does not retry HTTP %i: it is an answer about the request (%o, exit %i)', async (status, type, exit) => {
+    const svc = await service((_req, res) => json(res, status, { message: 'No.' }));
     const { c } = client(svc.baseUrl);
-    await expect(c.managementSystems()).rejects.toBeInstanceOf(ServiceError);
+    const error = (await c.managementSystems().catch((e: unknown) => e)) as Error & { exitCode: number };
+    expect(error).toBeInstanceOf(type);
+    expect(error.exitCode).toBe(exit);
+    expect(error.message).not.toMatch(/unavailable/);
     expect(svc.api()).toHaveLength(1);
+  });
+
+  it('names the object of a 404 when the request names one, and the missing route otherwise', async () => {
+    const svc = await service((_req, res) => json(res, 404, { message: 'Not Found' }));
+    const { c } = client(svc.baseUrl);
+    const named = (await c.getList(42).catch((e: unknown) => e)) as NotFoundError;
+    expect(named.message).toMatch(/^list 42 was not found/);
+    const route = (await c.managementSystems().catch((e: unknown) => e)) as NotFoundError;
+    expect(route.message).toMatch(/has no GET \/api\/v1\/resources\/management-systems/);
+    expect(route.hint).toMatch(/base URL/);
   });
 
   it('retries a dropped connection on a safe request', async () => {

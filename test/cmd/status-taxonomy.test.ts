@@ -1,0 +1,128 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { startContractServer, type ContractServer, type SeenRequest } from '../helpers/contract-server.js';
+import { memoryIO } from '../helpers/memory-io.js';
+// @ts-expect-error plain JS generator shared with the benchmark
+import { writeExport } from '../../fixtures/lms/generate.mjs';
+
+/**
+ * The status taxonomy, command by command: a service that answers the command's own request
+ * with each status gets the documented exit code, message and hint (README "Exit codes").
+ */
+
+const MAPPING = fileURLToPath(new URL('../../fixtures/lms/mapping.json', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'leadctl-taxonomy-'));
+let status = 200;
+let server: ContractServer;
+
+beforeAll(async () => {
+  server = await startContractServer({
+    listsPrefix: 'lead-management',
+    leadIds: [5, 6],
+    answer: (req) => (isTarget(req) && status !== 200 ? { status, body: status === 422 || status === 409 ? { message: 'The given data was invalid.', errors: { customer_id: ['The customer id has already been taken.'] } } : { message: 'No.' } } : undefined),
+  });
+  writeFileSync(join(work, 'ssn.csv'), 'ssn\n345678901\n');
+  writeFileSync(join(work, 'customers.json'), JSON.stringify({ customer_id: 'C1', lead_loan: { loan_id: 'L1', lead_id: 500101, loan_amount: 50000, applied_at: '2026-03-06T16:15:00Z', loan_status: 'current' } }));
+  const loan = (id: string) => ({ customer_id: 'C1', loan_id: id, lead_id: 500101, loan_amount: 50000, applied_at: '2026-03-06T16:15:00Z', loan_status: 'current' });
+  writeFileSync(join(work, 'loans.json'), JSON.stringify([loan('L1'), loan('L2')]));
+  writeFileSync(join(work, 'payments.json'), JSON.stringify({ customer_id: 'C1', loan_id: 'L1', lead_id: 500101, payment_id: 'P1', payment_amount: 100, payment_status: 'paid', payment_at: '2026-03-20T15:00:00Z' }));
+  await writeExport({ out: join(work, 'export'), customers: 3, seed: 2, paymentsPerCustomer: 1, shapes: ['denormalised'] });
+});
+afterAll(async () => {
+  await server.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+let target: (req: SeenRequest) => boolean = () => false;
+const isTarget = (req: SeenRequest) => target(req);
+
+interface Case {
+  name: string;
+  argv: string[];
+  target: (req: SeenRequest) => boolean;
+  /** True for the commands that send records and report each one (a refusal is a rejected record: exit 4). */
+  records?: boolean;
+  /** A 404 is about a named object the record refers to (a loan's customer): that record is rejected. */
+  recordNotFound?: boolean;
+}
+
+const CASES: Case[] = [
+  { name: 'lists ls', argv: ['lists', 'ls'], target: (r) => r.method === 'GET' && r.path === '/api/v1/lead-management/lists' },
+  { name: 'lists get', argv: ['lists', 'get', '1'], target: (r) => r.method === 'GET' && r.path === '/api/v1/lead-management/lists/1' },
+  { name: 'lists create', argv: ['lists', 'create', 'ssn.csv', '--name', 'n', '--type', 'ssn'], target: (r) => r.method === 'POST' && r.path.endsWith('/lists') },
+  { name: 'customers push', argv: ['customers', 'push', 'customers.json'], target: (r) => r.method === 'POST' && r.path === '/api/v1/loan-performance/customers', records: true },
+  { name: 'loans push', argv: ['loans', 'push', 'loans.json'], target: (r) => r.path.endsWith('/loans'), records: true, recordNotFound: true },
+  { name: 'payments push', argv: ['payments', 'push', 'payments.json'], target: (r) => r.path.endsWith('/payments'), records: true, recordNotFound: true },
+  { name: 'customers batch', argv: ['customers', 'batch', 'export/export.csv', '--mapping', MAPPING], target: (r) => r.path.includes('/batches/'), records: true },
+  { name: 'leads ids', argv: ['leads', 'ids', '--date', '2026-01-05'], target: (r) => r.path === '/api/v1/lead-data/lead-ids' },
+  { name: 'leads get', argv: ['leads', 'get', '5'], target: (r) => r.path === '/api/v1/lead-data/leads/5' },
+  { name: 'dry-run', argv: ['dry-run', '--ssn', '345678901'], target: (r) => r.path === '/api/v1/lead-processing/dry-run' },
+  { name: 'systems ls', argv: ['systems', 'ls'], target: (r) => r.path === '/api/v1/resources/management-systems' },
+];
+
+function expected(c: Case, code: number): number {
+  if (code === 401 || code === 403) return 3;
+  if (code === 429 || code >= 500) return 5;
+  if ([400, 409, 422].includes(code)) return c.records ? 4 : 2;
+  if (code === 404 || code === 410) return c.recordNotFound ? 4 : 2;
+  return 2;
+}
+
+async function run(argv: string[]) {
+  const io = memoryIO({
+    cwd: work,
+    env: {
+      LEADCTL_BASE_URL: server.baseUrl,
+      LEADCTL_CLIENT_ID: server.clientId,
+      LEADCTL_CLIENT_SECRET: server.clientSecret,
+      LEADCTL_CONFIG_DIR: join(work, 'config'),
+      LEADCTL_STATE_DIR: join(work, 'state'),
+      LEADCTL_RETRY_ATTEMPTS: '2',
+      LEADCTL_RETRY_BASE_MS: '1',
+      LEADCTL_RETRY_MAX_DELAY_MS: '1',
+    },
+  });
+  const code = await main(['-o', 'json', ...argv], io);
+  return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
+}
+
+describe.each(CASES)('$name', (c) => {
+  it.each([400, 401, 403, 404, 405, 409, 410, 414, 422, 429, 500])('HTTP %i', async (code) => {
+    status = code;
+    target = c.target;
+    const before = server.api().filter(c.target).length;
+    const tokensBefore = server.tokens();
+    const res = await run(c.argv);
+    const text = res.stdout + res.stderr;
+    expect({ code: res.code, text }).toMatchObject({ code: expected(c, code) });
+    const sent = server.api().filter(c.target).length - before;
+    expect(sent).toBeGreaterThan(0);
+    // Only 429 and 5xx are repeated (twice here); 401 once more with a new token.
+    if (code === 429 || code === 500) expect(sent % 2).toBe(0);
+    else if (code === 401) expect(server.tokens() - tokensBefore).toBe(2);
+    else if (!c.records) expect(sent).toBe(1);
+    if (code < 500 && code !== 429) expect(text).not.toMatch(/unavailable|safe to repeat|having trouble/);
+    if (code === 403) expect(text).toMatch(/not allowed for this client/);
+    if (code === 405 || code === 414) expect(text).toMatch(new RegExp(`HTTP ${code}`));
+    // Hints name only what the command has.
+    if (!c.argv.includes('batch')) expect(text).not.toMatch(/--resume/);
+  });
+});
+
+describe('loans push answered 409 for both loans', () => {
+  it('rejects both loans as conflicts with the reason, in the rejects file (exit 4)', async () => {
+    status = 409;
+    target = (r) => r.path.endsWith('/loans');
+    const res = await run(['loans', 'push', 'loans.json', '--rejects', 'conflicts.csv']);
+    expect(res.code).toBe(4);
+    const summary = JSON.parse(res.stdout);
+    expect(summary.loans).toMatchObject({ read: 2, sent: 2, rejected: 2, not_sent: 0, accepted: 0 });
+    const lines = readFileSync(join(work, 'conflicts.csv'), 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines.slice(1).every((l) => /conflict \(HTTP 409\)/.test(l) && /already been taken/.test(l))).toBe(true);
+  });
+});
