@@ -73,6 +73,17 @@ export interface PushOutcome {
 
 type Mode = 'streamed' | 'staged';
 
+/** What became of the customers of one request (paths and indices relative to it). */
+interface PostResult {
+  /** Records the service skipped, in its per-record answer. */
+  skipped: SkippedEntry[];
+  /** Customers of a request the service refused as a whole. */
+  refused: SkippedEntry[];
+  /** Customers sent and answered 2xx without a per-record verdict. */
+  unconfirmed: number[];
+  refusal?: { status: number | null; reason: string };
+}
+
 class ReadingStopped extends Error {}
 
 export function runBatchPush(request: BatchPushRequest, env: PushEnvironment): Promise<PushOutcome> {
@@ -397,16 +408,52 @@ class BatchRun {
     };
   }
 
-  private settle(chunk: Chunk, skipped: readonly SkippedEntry[], outcome: 'accepted' | 'from-journal'): void {
+  /** Loans and payments of the customers at `indices` in the chunk. */
+  private countCustomers(chunk: Chunk, indices: readonly number[]): LevelCounts {
+    const counts = { customers: 0, loans: 0, payments: 0 };
+    for (const i of indices) {
+      const c = chunk.customers[i];
+      if (!c) continue;
+      counts.customers++;
+      counts.loans += c.loans;
+      counts.payments += c.payments;
+    }
+    return counts;
+  }
+
+  /**
+   * Counts a chunk the service answered: what it skipped or refused is rejected, what it took
+   * without a per-record verdict is unconfirmed, and only the rest is accepted.
+   */
+  private settle(chunk: Chunk, result: PostResult, outcome: 'accepted' | 'unconfirmed' | 'refused' | 'from-journal'): void {
     const sent = this.countChunk(chunk);
-    const result = applySkips(chunk.customers.map((c) => c.trace), skipped);
-    this.writeRejects(result.rejects);
+    const traces = chunk.customers.map((c) => c.trace);
+    const skips = applySkips(traces, result.skipped);
+    const refusals = applySkips(traces, result.refused, 'refused');
+    const unconfirmed = this.countCustomers(chunk, result.unconfirmed);
+    this.writeRejects(skips.rejects);
+    this.writeRejects(refusals.rejects);
     Tally.add(this.tally.sent, sent);
     Tally.add(this.tally.accepted, sent);
-    Tally.add(this.tally.accepted, result.rejected, -1);
-    Tally.add(this.tally.rejected, result.rejected);
+    for (const part of [skips.rejected, refusals.rejected]) {
+      Tally.add(this.tally.accepted, part, -1);
+      Tally.add(this.tally.rejected, part);
+    }
+    Tally.add(this.tally.accepted, unconfirmed, -1);
+    Tally.add(this.tally.unconfirmed, unconfirmed);
     this.doneCustomers += sent.customers;
-    this.env.onEvent({ type: 'request', index: chunk.index, outcome, ...sent, skipped: skipped.length, doneCustomers: this.doneCustomers, totalCustomers: this.totalCustomers, requestsDone: this.requests.sent + this.requests.acknowledgedBefore });
+    this.env.onEvent({
+      type: 'request',
+      index: chunk.index,
+      outcome,
+      ...sent,
+      skipped: result.skipped.length,
+      unconfirmed: unconfirmed.customers,
+      ...(result.refusal ? { refusal: result.refusal } : {}),
+      doneCustomers: this.doneCustomers,
+      totalCustomers: this.totalCustomers,
+      requestsDone: this.requests.sent + this.requests.acknowledgedBefore,
+    });
   }
 
   private pending(chunk: Chunk): void {
@@ -414,8 +461,16 @@ class BatchRun {
     Tally.add(this.tally.notSent, this.countChunk(chunk));
   }
 
-  private ackEntry(chunk: Chunk, skipped: SkippedEntry[]) {
-    return { chunk: chunk.index, first: chunk.customers[0]!.customerId, last: chunk.customers[chunk.customers.length - 1]!.customerId, customers: chunk.customers.length, skipped, at: this.io.now().toISOString() };
+  private ackEntry(chunk: Chunk, skipped: SkippedEntry[], unconfirmed: number[] = []) {
+    return {
+      chunk: chunk.index,
+      first: chunk.customers[0]!.customerId,
+      last: chunk.customers[chunk.customers.length - 1]!.customerId,
+      customers: chunk.customers.length,
+      skipped,
+      ...(unconfirmed.length ? { unconfirmed } : {}),
+      at: this.io.now().toISOString(),
+    };
   }
 
   private async dispatch(chunk: Chunk): Promise<void> {
@@ -424,7 +479,7 @@ class BatchRun {
     if (request.validateOnly) {
       const sent = this.countChunk(chunk);
       this.doneCustomers += sent.customers;
-      this.env.onEvent({ type: 'request', index: chunk.index, outcome: 'would-send', ...sent, skipped: 0, doneCustomers: this.doneCustomers, totalCustomers: this.totalCustomers, requestsDone: this.requests.total });
+      this.env.onEvent({ type: 'request', index: chunk.index, outcome: 'would-send', ...sent, skipped: 0, unconfirmed: 0, doneCustomers: this.doneCustomers, totalCustomers: this.totalCustomers, requestsDone: this.requests.total });
       return;
     }
     const ack = this.journal!.ack(chunk.index);
@@ -436,7 +491,7 @@ class BatchRun {
         });
       }
       this.requests.acknowledgedBefore++;
-      this.settle(chunk, ack.skipped, 'from-journal');
+      this.settle(chunk, { skipped: ack.skipped, refused: [], unconfirmed: ack.unconfirmed ?? [] }, 'from-journal');
       return;
     }
     while (this.inFlight.size >= request.concurrency && this.stop === undefined) await Promise.race(this.inFlight);
@@ -452,9 +507,15 @@ class BatchRun {
 
   private async send(chunk: Chunk): Promise<void> {
     try {
-      const skipped = await this.post(chunk.customers);
-      this.journal!.record(this.ackEntry(chunk, skipped));
-      this.settle(chunk, skipped, 'accepted');
+      const result = await this.post(chunk.customers);
+      if (result.refused.length === 0) {
+        this.journal!.record(this.ackEntry(chunk, result.skipped, result.unconfirmed));
+        this.settle(chunk, result, result.unconfirmed.length ? 'unconfirmed' : 'accepted');
+      } else {
+        // Not an acknowledgement: --resume sends a refused request again (upserts are safe to repeat).
+        this.journal!.refused({ chunk: chunk.index, status: result.refusal?.status ?? null, reason: result.refusal?.reason ?? '', at: this.io.now().toISOString() });
+        this.settle(chunk, result, 'refused');
+      }
     } catch (err) {
       this.pending(chunk);
       if (this.abort.signal.aborted) return;
@@ -465,12 +526,14 @@ class BatchRun {
   }
 
   /**
-   * Posts one request of customers and returns what the service skipped, paths relative to
+   * Posts one request of customers and says what became of each, paths and indices relative to
    * `customers`. A 413 means the request, not its records, was at fault: it is halved and both
-   * halves sent, down to a single customer, which is then rejected as too large. Any other refusal
-   * of the whole request (422: nothing stored) rejects each of its customers with the reason.
+   * halves sent, down to a single customer, which is then refused as too large. Any other refusal
+   * of the whole request (400, 409, 422: nothing stored) refuses each of its customers with the
+   * reason. A 2xx in the sandbox's documented shape gives a verdict per record; any other 2xx
+   * (`{}`, 204, another shape) leaves every customer unconfirmed.
    */
-  private async post(customers: readonly ValidCustomer[]): Promise<SkippedEntry[]> {
+  private async post(customers: readonly ValidCustomer[]): Promise<PostResult> {
     const body = customersBody(customers);
     try {
       const res = await this.client!.send({
@@ -484,8 +547,8 @@ class BatchRun {
       this.retries += res.attempts - 1;
       this.requests.sent++;
       const parsed = BatchResponseSchema.safeParse(res.body);
-      // Another shape from the real service: a 2xx is success, and nothing is known to be skipped.
-      return parsed.success ? parsed.data.data.skipped.map((s) => ({ path: s.path, id: s.id, errors: s.errors })) : [];
+      if (parsed.success) return { skipped: parsed.data.data.skipped.map((s) => ({ path: s.path, id: s.id, errors: s.errors })), refused: [], unconfirmed: [] };
+      return { skipped: [], refused: [], unconfirmed: customers.map((_, i) => i) };
     } catch (err) {
       this.retries += attemptsOf(err) - 1;
       if (err instanceof PayloadTooLargeError && customers.length > 1) {
@@ -493,12 +556,20 @@ class BatchRun {
         this.splits++;
         const first = await this.post(customers.slice(0, half));
         const second = await this.post(customers.slice(half));
-        return [...first, ...second.map((s) => ({ ...s, path: shiftCustomerPath(s.path, half) }))];
+        const shift = (list: SkippedEntry[]) => list.map((s) => ({ ...s, path: shiftCustomerPath(s.path, half) }));
+        return {
+          skipped: [...first.skipped, ...shift(second.skipped)],
+          refused: [...first.refused, ...shift(second.refused)],
+          unconfirmed: [...first.unconfirmed, ...second.unconfirmed.map((i) => i + half)],
+          refusal: first.refusal ?? second.refusal,
+        };
       }
       if (err instanceof ValidationError) {
         this.requests.sent++;
-        const reason = `refused by the service: ${err.message}`;
-        return customers.map((c, i) => ({ path: `customers.${i}`, id: c.customerId, errors: [reason] }));
+        const status = (err.details as { status?: unknown } | undefined)?.status;
+        const refusal = { status: typeof status === 'number' ? status : null, reason: err.message };
+        const reason = `refused by the service with the whole request${refusal.status ? ` (HTTP ${refusal.status})` : ''}: ${err.message}`;
+        return { skipped: [], refused: customers.map((c, i) => ({ path: `customers.${i}`, id: c.customerId, errors: [reason] })), unconfirmed: [], refusal };
       }
       throw err;
     }

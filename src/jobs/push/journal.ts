@@ -44,6 +44,23 @@ export interface JournalAck {
   customers: number;
   /** What the service reported as skipped in that chunk. */
   skipped: SkippedEntry[];
+  /**
+   * Customers (indices in the chunk) the service took with a 2xx that carried no per-record detail:
+   * sent, but not confirmed one by one. Absent when every customer had a verdict.
+   */
+  unconfirmed?: number[];
+  at: string;
+}
+
+/**
+ * A chunk the service refused as a whole (a 4xx for the request): written down so the journal
+ * tells what happened, but never an acknowledgement, so `--resume` sends it again.
+ */
+export interface JournalRefusal {
+  type: 'refused';
+  chunk: number;
+  status: number | null;
+  reason: string;
   at: string;
 }
 
@@ -150,6 +167,10 @@ export class Journal {
     const ack: JournalAck = { type: 'ack', ...entry };
     this.acks.set(ack.chunk, ack);
     this.append(ack);
+  }
+
+  refused(entry: Omit<JournalRefusal, 'type'>): void {
+    this.append({ type: 'refused', ...entry });
   }
 
   markComplete(now: Date): void {

@@ -13,11 +13,15 @@ export type PushEvent =
   | {
       type: 'request';
       index: number;
-      outcome: 'accepted' | 'refused' | 'from-journal' | 'would-send';
+      outcome: 'accepted' | 'unconfirmed' | 'refused' | 'from-journal' | 'would-send';
       customers: number;
       loans: number;
       payments: number;
       skipped: number;
+      /** Customers sent without a per-record verdict (a 2xx without detail). */
+      unconfirmed: number;
+      /** Why the service refused the whole request. */
+      refusal?: { status: number | null; reason: string };
       doneCustomers: number;
       totalCustomers: number;
       requestsDone: number;
@@ -72,8 +76,9 @@ export class PushReporter {
         const what = `${count(event.customers, 'customer')}, ${count(event.loans, 'loan')}, ${count(event.payments, 'payment')}`;
         const words = {
           accepted: `request ${event.index + 1} accepted: ${what}${event.skipped ? ` (${event.skipped} skipped by the service)` : ''}`,
-          refused: `request ${event.index + 1} refused by the service: ${what} rejected`,
-          'from-journal': `request ${event.index + 1} already acknowledged in an earlier run: ${what}`,
+          unconfirmed: `request ${event.index + 1} sent: ${what}; the service answered without a verdict per record (${count(event.unconfirmed, 'customer')} unconfirmed)`,
+          refused: `request ${event.index + 1} refused by the service${event.refusal?.status ? ` (HTTP ${event.refusal.status})` : ''}: ${what} rejected; --resume sends it again`,
+          'from-journal': `request ${event.index + 1} already acknowledged in an earlier run: ${what}${event.unconfirmed ? ` (${count(event.unconfirmed, 'customer')} unconfirmed)` : ''}`,
           'would-send': `request ${event.index + 1} would send ${what}`,
         } as const;
         this.sink.note(`${words[event.outcome]} · ${totals}${eta}`);

@@ -19,7 +19,11 @@ function splitError(error: string): { field?: string; reason: string } {
   return m ? { field: m[1], reason: m[2]! } : { reason: error };
 }
 
-export function applySkips(traces: readonly CustomerTrace[], skipped: readonly SkippedEntry[]): SkipOutcome {
+/**
+ * `refused`: the entries stand for a whole request the service refused (their errors already say
+ * so); what they contain was not stored because of that refusal, not skipped one by one.
+ */
+export function applySkips(traces: readonly CustomerTrace[], skipped: readonly SkippedEntry[], how: 'skipped' | 'refused' = 'skipped'): SkipOutcome {
   const rejects: Reject[] = [];
   const rejected = zeroCounts();
   // Only the outermost skipped object counts; an inner one listed as well is already inside it.
@@ -36,17 +40,18 @@ export function applySkips(traces: readonly CustomerTrace[], skipped: readonly S
     }
     const c = Number(m[1]);
     if (seen.has(`${c}`) || (m[2] !== undefined && seen.has(`${c}.${m[2]}`))) continue;
-    const say = (reason: string) => `skipped by the service: ${reason}`;
+    const say = (reason: string) => (how === 'refused' ? reason : `skipped by the service: ${reason}`);
+    const notStored = (what: 'customer' | 'loan') => (how === 'refused' ? 'not stored: the whole request was refused by the service' : `not stored: its ${what} was skipped by the service`);
     if (m[2] === undefined) {
       seen.add(`${c}`);
       rejected.customers++;
       for (const e of errors) rejects.push({ level: 'customer', src: customer.src, row: customer.row, customerId: customer.customerId, ...splitField(e, say) });
       for (const loan of customer.loans) {
         rejected.loans++;
-        rejects.push({ level: 'loan', src: loan.origin.src, row: loan.origin.row, customerId: customer.customerId, loanId: loan.loanId, reason: 'not stored: its customer was skipped by the service' });
+        rejects.push({ level: 'loan', src: loan.origin.src, row: loan.origin.row, customerId: customer.customerId, loanId: loan.loanId, reason: notStored('customer') });
         for (const p of loan.payments) {
           rejected.payments++;
-          rejects.push({ level: 'payment', src: p.origin.src, row: p.origin.row, customerId: customer.customerId, loanId: loan.loanId, paymentId: p.paymentId, reason: 'not stored: its customer was skipped by the service' });
+          rejects.push({ level: 'payment', src: p.origin.src, row: p.origin.row, customerId: customer.customerId, loanId: loan.loanId, paymentId: p.paymentId, reason: notStored('customer') });
         }
       }
       continue;
@@ -59,7 +64,7 @@ export function applySkips(traces: readonly CustomerTrace[], skipped: readonly S
       for (const e of errors) rejects.push({ level: 'loan', src: loan.origin.src, row: loan.origin.row, customerId: customer.customerId, loanId: loan.loanId, ...splitField(e, say) });
       for (const p of loan.payments) {
         rejected.payments++;
-        rejects.push({ level: 'payment', src: p.origin.src, row: p.origin.row, customerId: customer.customerId, loanId: loan.loanId, paymentId: p.paymentId, reason: 'not stored: its loan was skipped by the service' });
+        rejects.push({ level: 'payment', src: p.origin.src, row: p.origin.row, customerId: customer.customerId, loanId: loan.loanId, paymentId: p.paymentId, reason: notStored('loan') });
       }
       continue;
     }

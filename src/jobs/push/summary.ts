@@ -4,8 +4,8 @@ import type { LevelCounts } from './validate.js';
 
 /**
  * What a push did, record by record: every record read ends accepted, rejected (listed in the
- * rejects file), a duplicate (superseded by a later one, also listed) or not sent yet (kept for
- * `--resume`). The same object is printed as JSON and drawn as a table.
+ * rejects file), a duplicate (superseded by a later one, also listed), unconfirmed (sent and
+ * answered 2xx, but without a verdict per record) or not sent yet (kept for `--resume`). The same object is printed as JSON and drawn as a table.
  */
 
 export type PushStatus =
@@ -25,6 +25,8 @@ export interface LevelSummary {
   accepted: number;
   rejected: number;
   duplicates: number;
+  /** Sent, answered 2xx without per-record detail: neither known accepted nor known rejected. */
+  unconfirmed: number;
   not_sent: number;
 }
 
@@ -74,6 +76,7 @@ export class Tally {
   readonly accepted = counts();
   readonly rejected = counts();
   readonly duplicates = counts();
+  readonly unconfirmed = counts();
   readonly notSent = counts();
 
   static add(target: LevelCounts, source: LevelCounts, sign = 1): void {
@@ -90,6 +93,7 @@ export class Tally {
       accepted: this.accepted[key],
       rejected: this.rejected[key],
       duplicates: this.duplicates[key],
+      unconfirmed: this.unconfirmed[key],
       not_sent: this.notSent[key],
     };
   }
@@ -118,7 +122,10 @@ const STATUS_WORDS_NO_JOURNAL: Partial<Record<PushStatus, string>> = {
   failed: 'failed: an error stopped the run (below); what the service acknowledged is counted here',
 };
 
-export function statusWords(s: Pick<PushSummary, 'status' | 'journal' | 'validate_only'>): string {
+export function statusWords(s: Pick<PushSummary, 'status' | 'journal' | 'validate_only' | 'customers' | 'loans' | 'payments'>): string {
+  const unconfirmed = s.customers.unconfirmed + s.loans.unconfirmed + s.payments.unconfirmed;
+  if (unconfirmed > 0 && s.status === 'completed') return 'completed: everything was sent; the service did not confirm every record (see unconfirmed)';
+  if (unconfirmed > 0 && s.status === 'completed_with_rejects') return 'completed, with rejected records (see the rejects file) and records the service did not confirm (see unconfirmed)';
   return (s.journal === null && !s.validate_only ? STATUS_WORDS_NO_JOURNAL[s.status] : undefined) ?? STATUS_WORDS[s.status];
 }
 
@@ -129,8 +136,10 @@ export function renderSummary(s: PushSummary): string {
     ['loans', s.loans],
     ['payments', s.payments],
   ];
-  const headers = ['', 'read', 'valid', s.validate_only ? 'would send' : 'sent', 'accepted', 'rejected', 'duplicates', 'not sent'];
-  const rows = levels.map(([name, l]) => [name, l.read, l.valid, s.validate_only ? l.valid : l.sent, l.accepted, l.rejected, l.duplicates, l.not_sent].map((v) => (typeof v === 'number' ? v.toLocaleString('en-US') : v)));
+  // The column appears only when the service left records unconfirmed: a run that says nothing of it has none.
+  const showUnconfirmed = levels.some(([, l]) => l.unconfirmed > 0);
+  const headers = ['', 'read', 'valid', s.validate_only ? 'would send' : 'sent', 'accepted', 'rejected', 'duplicates', ...(showUnconfirmed ? ['unconfirmed'] : []), 'not sent'];
+  const rows = levels.map(([name, l]) => [name, l.read, l.valid, s.validate_only ? l.valid : l.sent, l.accepted, l.rejected, l.duplicates, ...(showUnconfirmed ? [l.unconfirmed] : []), l.not_sent].map((v) => (typeof v === 'number' ? v.toLocaleString('en-US') : v)));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
   const out: string[] = [];

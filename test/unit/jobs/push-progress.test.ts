@@ -17,6 +17,7 @@ const request = (over: Partial<Extract<PushEvent, { type: 'request' }>> = {}): P
   loans: 1,
   payments: 3,
   skipped: 0,
+  unconfirmed: 0,
   doneCustomers: 1,
   totalCustomers: 1,
   requestsDone: 1,
