@@ -41,7 +41,7 @@ import type {
   PaymentUpsert,
   PriceRejectAccept,
 } from '../schema/index.js';
-import { AuthError, ServiceError } from '../errors.js';
+import { AuthError, NotFoundError, ServiceError } from '../errors.js';
 import {
   type FailedResponse,
   errorFromNetwork,
@@ -114,6 +114,7 @@ export type ApiEvent =
   | { type: 'network-error'; method: HttpMethod; path: string; code: string; durationMs: number; attempt: number }
   | { type: 'retry'; method: HttpMethod; path: string; attempt: number; delayMs: number; reason: string }
   | { type: 'give-up'; method: HttpMethod; path: string; attempts: number; reason: string }
+  | { type: 'lists-path'; path: string; reason: string }
   | TokenEvent;
 
 export interface ProxySettings {
@@ -157,6 +158,16 @@ export interface ApiClientOptions {
   proxy?: ProxySettings;
   /** A dispatcher of your own (tests); the client then does not close it. */
   dispatcher?: Dispatcher;
+  /** Lists are served here and nowhere else (`--lists-path`): no probing, no fallback. */
+  listsPath?: string;
+  /** Remembers the lists path that worked, for the next run. */
+  listsMemory?: ListsPathMemory;
+}
+
+/** Where the lists path that worked is kept between runs (per profile and base URL). */
+export interface ListsPathMemory {
+  get(): string | undefined;
+  set(path: string): void;
 }
 
 /** Result of a single upsert: the service's status and stored object when it sends one. */
@@ -189,7 +200,8 @@ export interface LeadIdsParams {
   cursor?: string;
 }
 
-const LISTS_PATH = '/api/v1/lead-management/lists';
+/** Where lists are served: the interface's heading, then its request examples' path. */
+export const LISTS_PATHS = ['/api/v1/lead-management/lists', '/api/v1/list-manager/lists'] as const;
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 export class ApiClient {
@@ -203,6 +215,7 @@ export class ApiClient {
   private readonly tokens: TokenProvider;
   private readonly now: () => number;
   private readonly random: () => number;
+  private workingListsPath: string | undefined;
 
   constructor(private readonly options: ApiClientOptions) {
     const url = new URL(options.baseUrl);
@@ -239,26 +252,24 @@ export class ApiClient {
   // ---- lists ------------------------------------------------------------------------------------
 
   async createList(body: JsonBody<ListWrite>, options?: RequestOptions): Promise<List> {
-    const res = await this.send({ method: 'POST', path: LISTS_PATH, body, auth: 'bearer', repeat: 'safe', ...options });
-    return this.expect(ListResponseSchema, res, 'POST', LISTS_PATH).data;
+    const { res, path } = await this.listsSend({ method: 'POST', suffix: '', body, ...options });
+    return this.expect(ListResponseSchema, res, 'POST', path).data;
   }
 
   async updateList(listId: number, body: JsonBody<ListWrite>, options?: RequestOptions): Promise<List> {
-    const path = `${LISTS_PATH}/${encodeURIComponent(String(listId))}`;
-    const res = await this.send({ method: 'PUT', path, body, auth: 'bearer', repeat: 'safe', subject: `list ${listId}`, ...options });
+    const { res, path } = await this.listsSend({ method: 'PUT', suffix: `/${encodeURIComponent(String(listId))}`, body, subject: `list ${listId}`, ...options });
     return this.expect(ListResponseSchema, res, 'PUT', path).data;
   }
 
   async getList(listId: number, options?: RequestOptions): Promise<List> {
-    const path = `${LISTS_PATH}/${encodeURIComponent(String(listId))}`;
-    const res = await this.send({ method: 'GET', path, auth: 'bearer', repeat: 'safe', subject: `list ${listId}`, ...options });
+    const { res, path } = await this.listsSend({ method: 'GET', suffix: `/${encodeURIComponent(String(listId))}`, subject: `list ${listId}`, ...options });
     return this.expect(ListResponseSchema, res, 'GET', path).data;
   }
 
   /** One page of list metadata (pages start at 1). */
   async listPage(page = 1, options?: RequestOptions): Promise<ListPage> {
-    const res = await this.send({ method: 'GET', path: LISTS_PATH, query: [['page', page]], auth: 'bearer', repeat: 'safe', ...options });
-    return this.expect(ListPageSchema, res, 'GET', LISTS_PATH);
+    const { res, path } = await this.listsSend({ method: 'GET', suffix: '', query: [['page', page]], ...options });
+    return this.expect(ListPageSchema, res, 'GET', path);
   }
 
   /** Every list of the account, page after page. */
@@ -268,6 +279,55 @@ export class ApiClient {
       yield* result.data;
       const last = result.last_page ?? page;
       if (page >= last || result.data.length === 0 || result.next_page_url === null) return;
+    }
+  }
+
+  /** The lists path in use: the override, else the one that worked in this run or an earlier one. */
+  listsPath(): string | undefined {
+    return this.options.listsPath ?? this.workingListsPath ?? this.options.listsMemory?.get();
+  }
+
+  /**
+   * Sends a lists request under the documented prefix, or under the other one when the service
+   * has no such route (a deployment that serves lists only under `list-manager`, as the
+   * interface's request examples do). The prefix that works is remembered (per profile and base
+   * URL, by the caller's memory); `listsPath` overrides all of this.
+   */
+  private async listsSend(spec: Omit<RequestSpec, 'path' | 'auth' | 'repeat'> & { suffix: string }): Promise<{ res: ApiResponse; path: string }> {
+    const { suffix, ...rest } = spec;
+    const request = (prefix: string): RequestSpec => ({ ...rest, path: prefix + suffix, auth: 'bearer', repeat: 'safe' });
+    if (this.options.listsPath) return { res: await this.send(request(this.options.listsPath)), path: this.options.listsPath + suffix };
+    const known = this.workingListsPath ?? this.options.listsMemory?.get();
+    const order = [...new Set([...(known ? [known] : []), ...LISTS_PATHS])];
+    for (const prefix of order) {
+      try {
+        const res = await this.send(request(prefix));
+        this.workingListsPath = prefix;
+        if (prefix !== known) this.options.listsMemory?.set(prefix);
+        return { res, path: prefix + suffix };
+      } catch (err) {
+        if (!(err instanceof NotFoundError) || !(await this.listsRouteMissing(prefix, suffix, spec.signal))) throw err;
+        this.emit({ type: 'lists-path', path: prefix, reason: 'route missing (HTTP 404)' });
+      }
+    }
+    throw new NotFoundError(`the service at ${this.baseUrl} serves no lists under ${order.join(' or ')} (HTTP 404: no such route)`, {
+      hint: 'check the base URL; if this deployment serves lists under another path, give it with --lists-path (e.g. --lists-path /api/v1/list-manager/lists)',
+      details: { tried: order },
+    });
+  }
+
+  /**
+   * A 404 for the collection itself means the route is missing. For one list it may mean that list
+   * is unknown: asking for the collection under the same prefix tells the two apart.
+   */
+  private async listsRouteMissing(prefix: string, suffix: string, signal?: AbortSignal): Promise<boolean> {
+    if (suffix === '') return true;
+    try {
+      await this.send({ method: 'GET', path: prefix, query: [['page', 1]], auth: 'bearer', repeat: 'safe', signal });
+      return false;
+    } catch (err) {
+      // Any other answer to the probe leaves the first one standing: that list is unknown.
+      return err instanceof NotFoundError;
     }
   }
 

@@ -16,6 +16,8 @@ export function formatApiEvent(event: ApiEvent): string {
       return `[http] retrying ${event.method} ${event.path} in ${formatMs(event.delayMs)} (attempt ${event.attempt} failed: ${event.reason})`;
     case 'give-up':
       return `[http] not retrying ${event.method} ${event.path} after ${event.attempts} attempt${event.attempts === 1 ? '' : 's'}: ${event.reason}`;
+    case 'lists-path':
+      return `[lists] no lists route at ${event.path} (${event.reason})`;
     case 'token':
       switch (event.action) {
         case 'cached':

@@ -22,6 +22,8 @@ export interface GlobalOptions {
   baseUrl?: string;
   /** Per-request timeout in milliseconds. */
   timeoutMs?: number;
+  /** Where lists are served (`--lists-path`), overriding the probe of the two documented paths. */
+  listsPath?: string;
 }
 
 export interface Logger {
@@ -76,6 +78,7 @@ export function resolveGlobals(io: IO, raw: Record<string, unknown>): GlobalOpti
     profile: (raw.profile as string | undefined) ?? undefined,
     baseUrl: (raw.baseUrl as string | undefined) ?? undefined,
     timeoutMs: timeout === undefined ? undefined : Math.round(timeout * 1000),
+    listsPath: (raw.listsPath as string | undefined) ?? undefined,
   };
 }
 
@@ -111,12 +114,14 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
   };
 
   const makeClient = async (flags: Pick<CredentialFlags, 'clientId' | 'clientSecret'>): Promise<ApiClient> => {
-    const [{ createApiClient, proxyFromEnv }, { retryPolicyFromEnv }, { formatApiEvent }, { redact }, credentials, { packageVersion }] = await Promise.all([
+    const [{ createApiClient, proxyFromEnv }, { retryPolicyFromEnv }, { formatApiEvent }, { redact }, credentials, { listsPathMemory }, { stateDir }, { packageVersion }] = await Promise.all([
       import('../api/client.js'),
       import('../api/retry.js'),
       import('../api/events.js'),
       import('../output/mask.js'),
       import('../config/credentials.js'),
+      import('../config/lists-path.js'),
+      import('../jobs/push/state-dir.js'),
       // Already loaded: main is what runs the command.
       import('./main.js'),
     ]);
@@ -142,6 +147,8 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
       proxy: proxyFromEnv(io.env),
       userAgent: `leadctl/${packageVersion()} node/${process.versions.node}`,
       now: () => io.now().getTime(),
+      listsPath: globals.listsPath,
+      listsMemory: listsPathMemory(stateDir(io.env), resolved.profile.value, resolved.baseUrl.value),
       onEvent: globals.verbose ? (event) => log.debug(redact(formatApiEvent(event), [secret])) : undefined,
     });
   };

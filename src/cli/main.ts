@@ -24,6 +24,7 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
     .option('-p, --profile <name>', 'credentials profile to use (env LEADCTL_PROFILE)')
     .option('--base-url <url>', 'service base URL (env LEADCTL_BASE_URL)')
     .option('--timeout <seconds>', 'per-request timeout in seconds', parsePositiveNumber)
+    .option('--lists-path <path>', 'where this deployment serves lists, e.g. /api/v1/list-manager/lists (default: the documented path, else the other one, remembered per profile)', parseListsPath)
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({
@@ -41,6 +42,12 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
   };
   configure(program);
   return program;
+}
+
+function parseListsPath(value: string): string {
+  const path = value.trim().replace(/\/+$/, '');
+  if (!/^\/[\w.~\-/]+$/.test(path) || path.includes('//')) throw new UsageError(`--lists-path must be a path on the service starting with /, like /api/v1/list-manager/lists; got "${value}"`);
+  return path;
 }
 
 function parsePositiveNumber(value: string): number {

@@ -53,7 +53,7 @@ interface Case {
 const CASES: Case[] = [
   { name: 'lists ls', argv: ['lists', 'ls'], target: (r) => r.method === 'GET' && r.path === '/api/v1/lead-management/lists' },
   { name: 'lists get', argv: ['lists', 'get', '1'], target: (r) => r.method === 'GET' && r.path === '/api/v1/lead-management/lists/1' },
-  { name: 'lists create', argv: ['lists', 'create', 'ssn.csv', '--name', 'n', '--type', 'ssn'], target: (r) => r.method === 'POST' && r.path.endsWith('/lists') },
+  { name: 'lists create', argv: ['lists', 'create', 'ssn.csv', '--name', 'n', '--type', 'ssn'], target: (r) => r.method === 'POST' && r.path === '/api/v1/lead-management/lists' },
   { name: 'customers push', argv: ['customers', 'push', 'customers.json'], target: (r) => r.method === 'POST' && r.path === '/api/v1/loan-performance/customers', records: true },
   { name: 'loans push', argv: ['loans', 'push', 'loans.json'], target: (r) => r.path.endsWith('/loans'), records: true, recordNotFound: true },
   { name: 'payments push', argv: ['payments', 'push', 'payments.json'], target: (r) => r.path.endsWith('/payments'), records: true, recordNotFound: true },

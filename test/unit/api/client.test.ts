@@ -232,8 +232,8 @@ describe('ApiClient: retries', () => {
   it('names the object of a 404 when the request names one, and the missing route otherwise', async () => {
     const svc = await service((_req, res) => json(res, 404, { message: 'Not Found' }));
     const { c } = client(svc.baseUrl);
-    const named = (await c.getList(42).catch((e: unknown) => e)) as NotFoundError;
-    expect(named.message).toMatch(/^list 42 was not found/);
+    const named = (await c.lead(42).catch((e: unknown) => e)) as NotFoundError;
+    expect(named.message).toMatch(/^lead 42 was not found/);
     const route = (await c.managementSystems().catch((e: unknown) => e)) as NotFoundError;
     expect(route.message).toMatch(/has no GET \/api\/v1\/resources\/management-systems/);
     expect(route.hint).toMatch(/base URL/);
