@@ -53,6 +53,7 @@ import {
   withoutSecret,
 } from './errors.js';
 import { DEFAULT_RETRY_POLICY, decideRetry, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
+import { MAX_LIST_PAGES, PageGuard } from './paging.js';
 import { isRetryableStatus } from './status.js';
 import { TokenProvider, type CachedToken, type TokenCache, type TokenEvent } from './token.js';
 
@@ -272,12 +273,19 @@ export class ApiClient {
     return this.expect(ListPageSchema, res, 'GET', path);
   }
 
-  /** Every list of the account, page after page. */
-  async *allLists(options?: RequestOptions): AsyncGenerator<List> {
+  /**
+   * Every list of the account, page after page; `onPage` hears of each as it arrives. Stops with a
+   * PagingError on a page count beyond reason or a list sent twice.
+   */
+  async *allLists(options?: RequestOptions & { onPage?: (page: number, lastPage: number) => void }): AsyncGenerator<List> {
+    const { onPage, ...request } = options ?? {};
+    const guard = new PageGuard<number>('lists', MAX_LIST_PAGES);
     for (let page = 1; ; page++) {
-      const result = await this.listPage(page, options);
-      yield* result.data;
+      const result = await this.listPage(page, request);
       const last = result.last_page ?? page;
+      guard.check({ ids: result.data.map((l) => l.id), reportedPages: last });
+      onPage?.(page, last);
+      yield* result.data;
       if (page >= last || result.data.length === 0 || result.next_page_url === null) return;
     }
   }
@@ -364,18 +372,6 @@ export class ApiClient {
     const path = '/api/v1/lead-data/lead-ids';
     const res = await this.send({ method: 'GET', path, query, auth: 'bearer', repeat: 'safe', ...options });
     return this.expect(LeadIdsPageSchema, res, 'GET', path);
-  }
-
-  /** Every page of lead ids from `params` on, following the cursor. */
-  async *allLeadIds(params: LeadIdsParams = {}, options?: RequestOptions): AsyncGenerator<LeadIdsPage> {
-    let cursor = params.cursor;
-    for (;;) {
-      const page = await this.leadIds({ ...params, cursor }, options);
-      yield page;
-      const next = page.meta?.next_cursor ?? cursorFromLink(page.links?.next);
-      if (!next || page.data.length === 0 || next === cursor) return;
-      cursor = next;
-    }
   }
 
   /** One lead's file builder columns, keyed by map id; `mapIds` filters them (sent as repeated map_ids[]). */
@@ -660,13 +656,4 @@ export function encodeQuery(query: RequestSpec['query']): string {
   if (!query || query.length === 0) return '';
   const encodeKey = (k: string) => encodeURIComponent(k).replace(/%5B/gi, '[').replace(/%5D/gi, ']');
   return '?' + query.map(([k, v]) => `${encodeKey(k)}=${encodeURIComponent(String(v))}`).join('&');
-}
-
-function cursorFromLink(link: string | null | undefined): string | undefined {
-  if (!link) return undefined;
-  try {
-    return new URL(link).searchParams.get('cursor') ?? undefined;
-  } catch {
-    return undefined;
-  }
 }

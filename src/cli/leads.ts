@@ -76,10 +76,11 @@ const dictionary: Handler<DictionaryOptions> = async (ctx, _args, opts) => {
 };
 
 const ids: Handler<IdsOptions> = async (ctx, _args, opts) => {
-  const [{ parseDateFlag, parseDateTimeFlag, parsePositiveInt }, { streamLeadIds }, { MAX_LEAD_IDS_PER_PAGE }] = await Promise.all([
+  const [{ parseDateFlag, parseDateTimeFlag, parsePositiveInt }, { streamLeadIds }, { MAX_LEAD_IDS_PER_PAGE }, { PagingError }] = await Promise.all([
     import('../ingest/date-flags.js'),
     import('../jobs/lead-ids.js'),
     import('../schema/lead-data.js'),
+    import('../api/paging.js'),
   ]);
   const date = opts.date === undefined ? undefined : parseDateFlag(opts.date, ctx.io.now());
   const datetime = opts.datetime === undefined ? undefined : parseDateTimeFlag(opts.datetime);
@@ -87,7 +88,8 @@ const ids: Handler<IdsOptions> = async (ctx, _args, opts) => {
   const limit = opts.limit === undefined ? undefined : parsePositiveInt(opts.limit, '--limit');
   const api = await ctx.api();
 
-  const progress = { pages: 0, ids: 0, nextCursor: undefined as string | undefined };
+  const bar = ctx.progress();
+  const progress = { pages: 0, ids: 0, nextCursor: undefined as string | undefined, onPage: (pages: number, count: number) => bar.update(`lead ids: page ${pages} received, ${count} ids so far`) };
   const format = ctx.output.format;
   // JSON is one document, so a failure can still be reported as one: it is written at the end.
   const buffered: number[] = [];
@@ -104,11 +106,14 @@ const ids: Handler<IdsOptions> = async (ctx, _args, opts) => {
       cursor = progress.nextCursor;
     }
   } catch (err) {
-    if (progress.ids > 0 && cursor) ctx.log.warn(`Stopped after ${progress.ids} ids; resume with --cursor ${cursor}`);
+    bar.stop();
+    // After a paging fault the same cursor would only lead into it again.
+    if (progress.ids > 0 && cursor && !(err instanceof PagingError)) ctx.log.warn(`Stopped after ${progress.ids} ids; resume with --cursor ${cursor}`);
     throw err;
   } finally {
     await writer?.end();
   }
+  bar.stop();
   if (format === 'json') await ctx.output.write(JSON.stringify(buffered) + '\n');
 
   ctx.log.info(`${progress.ids} lead id${progress.ids === 1 ? '' : 's'} in ${progress.pages} page${progress.pages === 1 ? '' : 's'}.`);

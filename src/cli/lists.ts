@@ -159,7 +159,12 @@ const ls: Handler<LsOptions> = async (ctx, _args, opts) => {
   const api = await ctx.api();
   if (opts.all) {
     const lists = [];
-    for await (const list of api.allLists()) lists.push(list);
+    const bar = ctx.progress();
+    try {
+      for await (const list of api.allLists({ onPage: (page, last) => bar.update(`lists: page ${page} of ${last} received`) })) lists.push(list);
+    } finally {
+      bar.stop();
+    }
     await ctx.output.list(lists, LIST_COLUMNS, { jsonRow: listJson, empty: 'No lists.' });
     return;
   }

@@ -1,4 +1,5 @@
 import type { LeadIdsParams } from '../api/client.js';
+import { MAX_LEAD_ID_PAGES, PageGuard } from '../api/paging.js';
 import type { LeadIdsPage } from '../schema/index.js';
 
 export interface LeadIdsSource {
@@ -25,19 +26,23 @@ export interface LeadIdsProgress {
   ids: number;
   /** Where to continue, when the run stopped before the end; undefined when the end was reached. */
   nextCursor?: string;
+  /** Hears of each page as it arrives (progress on stderr). */
+  onPage?: (pages: number, ids: number) => void;
 }
 
 export const DEFAULT_PER_PAGE = 100;
 
 /**
  * Streams lead ids page by page. With a limit, the last page asks for exactly the ids still
- * wanted, so the cursor the service returns continues right after the last id printed.
+ * wanted, so the cursor the service returns continues right after the last id printed. A cursor
+ * that comes back, or ids sent twice, end the run (PagingError) before that page is passed on.
  */
 export async function* streamLeadIds(api: LeadIdsSource, options: LeadIdsOptions, progress: LeadIdsProgress): AsyncGenerator<number[]> {
   const perPage = options.perPage ?? DEFAULT_PER_PAGE;
   const follow = options.all === true || options.limit !== undefined;
   let cursor = options.cursor;
   progress.nextCursor = undefined;
+  const guard = new PageGuard<number>('lead ids', MAX_LEAD_ID_PAGES, cursor);
   for (;;) {
     const remaining = options.limit === undefined ? Infinity : options.limit - progress.ids;
     if (remaining <= 0) return;
@@ -52,10 +57,12 @@ export async function* streamLeadIds(api: LeadIdsSource, options: LeadIdsOptions
       },
       { signal: options.signal },
     );
-    progress.pages++;
     const ids = page.data.slice(0, Number.isFinite(remaining) ? remaining : undefined);
-    progress.ids += ids.length;
     const next = nextCursorOf(page);
+    guard.check({ ids, nextCursor: follow && ids.length > 0 ? next : undefined });
+    progress.pages++;
+    progress.ids += ids.length;
+    progress.onPage?.(progress.pages, progress.ids);
     progress.nextCursor = ids.length > 0 ? next : undefined;
     if (ids.length > 0) yield ids;
     if (!next || ids.length === 0 || next === cursor || !follow) return;

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient, encodeQuery, type ApiClient, type ApiClientOptions, type ApiEvent } from '../../../src/api/client.js';
 import { formatApiEvent } from '../../../src/api/events.js';
+import { streamLeadIds } from '../../../src/jobs/lead-ids.js';
 import type { CachedToken, TokenCache } from '../../../src/api/token.js';
 import { AuthError, ConflictError, ExitCode, InputError, NetworkError, NotFoundError, RateLimitedError, RequestProblemError, ServiceError, ValidationError } from '../../../src/errors.js';
 
@@ -379,7 +380,7 @@ describe('ApiClient: requests and answers', () => {
     });
     const { c } = client(svc.baseUrl);
     const ids: number[] = [];
-    for await (const page of c.allLeadIds({ per_page: 2 })) ids.push(...page.data);
+    for await (const page of streamLeadIds(c, { perPage: 2, all: true }, { pages: 0, ids: 0 })) ids.push(...page);
     expect(ids).toEqual([1, 2, 3]);
   });
 
