@@ -31,13 +31,13 @@ const scripted = (pages: Pages): ContractServerOptions => ({ leadIdsPage: (curso
 const printed = (stdout: string) => stdout.trim().split('\n').filter(Boolean).map(Number);
 
 describe('leads ids --all against a service whose cursor misbehaves', () => {
-  it.each([
+  it.each<[string, Pages, number[]]>([
     ['a cursor that repeats itself', { '': { data: [1, 2], next: 'a' }, a: { data: [3, 4], next: 'a' } }, [1, 2]],
     ['cursors in a cycle', { '': { data: [1, 2], next: 'a' }, a: { data: [3, 4], next: 'b' }, b: { data: [5, 6], next: 'a' } }, [1, 2, 3, 4]],
     ['a page of ids already sent', { '': { data: [1, 2], next: 'a' }, a: { data: [2, 3], next: 'b' }, b: { data: [], next: null } }, [1, 2]],
     ['an id twice in one page', { '': { data: [1, 1], next: null } }, []],
-  ] as const)('%s: non-zero exit, a clear error, and no duplicate on stdout', async (_name, pages, expected) => {
-    const res = await run(scripted(pages as Pages), ['-o', 'ndjson', 'leads', 'ids', '--date', '2026-01-05', '--all']);
+  ])('%s: non-zero exit, a clear error, and no duplicate on stdout', async (_name, pages, expected) => {
+    const res = await run(scripted(pages), ['-o', 'ndjson', 'leads', 'ids', '--date', '2026-01-05', '--all']);
     expect(res.code).toBe(5);
     const ids = res.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).lead_id as number);
     expect(ids).toEqual(expected);
