@@ -202,12 +202,13 @@ export async function startContractServer(options: ContractServerOptions = {}): 
       };
     }
     if (method === 'POST' && path === '/api/v1/lead-processing/dry-run') {
-      if (!body.ssn && !body.email) return invalid({ ssn: ['The ssn field is required when email is not present.'] });
+      if (!body.social_security_number && !body.email) return invalid({ social_security_number: ['The social security number field is required when email is not present.'] });
       return { status: 200, body: { data: { pass: true } } };
     }
     if (method === 'GET' && path === '/api/v1/resources/management-systems') return { status: 200, body: { data: [{ id: 1, name: 'LMS One' }] } };
     if (method === 'POST' && path === '/api/legacy') {
-      return { status: 200, body: { status: 'OK', result: 'Accepted', redirect_url: 'https://example.invalid/r/1', errors: [] } };
+      if (typeof body.api_key !== 'string' || body.api_key === '') return { status: 200, body: { status: 'ERROR', result: null, redirect_url: null, errors: ['The api key field is required.'] } };
+      return { status: 200, body: { status: 'OK', result: 'A', redirect_url: 'https://example.invalid/r/1', errors: [] } };
     }
     return { status: 404, body: ROUTE_MISSING(path) };
   }
