@@ -477,7 +477,7 @@ export class ApiClient {
         attempt--; // the renewal is not a retry of a failure
         continue;
       }
-      const failed = { method: spec.method, path: target, baseUrl: this.baseUrl, attempts: attempt, status: res.status, body: res.body, subject: spec.subject, repeatable: spec.repeat === 'safe' };
+      const failed = { method: spec.method, path: target, baseUrl: this.baseUrl, attempts: attempt, status: res.status, body: res.body, subject: spec.subject, repeatable: spec.repeat === 'safe', auth: spec.auth };
       if (isRetryableStatus(res.status) && spec.repeat === 'safe') {
         const retryAfter = parseRetryAfter(res.headers['retry-after'], this.now());
         const decision = decideRetry(attempt, waitedMs, this.policy, res.status === 429 || res.status === 503 ? retryAfter : undefined, this.random);

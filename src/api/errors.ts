@@ -27,6 +27,8 @@ export interface FailedRequest {
   subject?: string;
   /** False when repeating the request could duplicate its effect (the legacy lead post). Default true. */
   repeatable?: boolean;
+  /** 'none': the request carried no access token (the legacy post, whose api key is in the body). */
+  auth?: 'bearer' | 'none';
 }
 
 export interface FailedResponse extends FailedRequest {
@@ -83,6 +85,12 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
   const details = { status: r.status, method: r.method, path: r.path, attempts: r.attempts, body: r.body };
   switch (classifyStatus(r.status)) {
     case 'unauthenticated':
+      if (r.auth === 'none') {
+        return new AuthError(`the service refused the credentials of ${what(r)} (HTTP 401${said})`, {
+          hint: 'check the campaign api key (--api-key or LEADCTL_API_KEY, or api_key in the file)',
+          details,
+        });
+      }
       return new AuthError(`the service refused the access token for ${what(r)} (HTTP 401${said}), even after obtaining a new one`, {
         hint: 'the client credentials may have been revoked or rotated: run `leadctl auth login` with the current secret, or update LEADCTL_CLIENT_SECRET',
         details,
