@@ -125,7 +125,7 @@ const ids: Handler<IdsOptions> = async (ctx, _args, opts) => {
 };
 
 const get: Handler<GetOptions> = async (ctx, args, opts) => {
-  const [{ resolveColumns, splitList }, { parsePositiveInt }, { mapOrdered }, { attemptRecord, reasonOf }, view, { MAP_ID_PATTERN }, { UsageError, ExitCode, NotFoundError }] =
+  const [{ resolveColumns, splitList }, { parsePositiveInt }, { mapOrdered }, { attemptRecord, failedRecordsExitCode, reasonOf }, view, { MAP_ID_PATTERN }, { UsageError, ExitCode, NotFoundError }] =
     await Promise.all([
       import('../ingest/dictionary-columns.js'),
       import('../ingest/date-flags.js'),
@@ -152,6 +152,7 @@ const get: Handler<GetOptions> = async (ctx, args, opts) => {
   const found: { id: number; data: Record<string, unknown> }[] = [];
   const missing: { lead_id: number; reason: string }[] = [];
   let firstError: unknown;
+  const failures: unknown[] = [];
   const results = mapOrdered(leadIds, concurrency, (id) => attemptRecord(() => api.lead(id, filter), { retries: 0 }));
   let i = 0;
   for await (const r of results) {
@@ -159,6 +160,7 @@ const get: Handler<GetOptions> = async (ctx, args, opts) => {
     if (r.ok) found.push({ id, data: r.value });
     else {
       firstError ??= r.error;
+      failures.push(r.error);
       missing.push({ lead_id: id, reason: r.error instanceof NotFoundError ? 'not found' : reasonOf(r.error) });
     }
   }
@@ -191,7 +193,7 @@ const get: Handler<GetOptions> = async (ctx, args, opts) => {
   for (const m of missing) ctx.log.warn(`lead ${m.lead_id}: ${m.reason}`);
   if (missing.length) {
     ctx.log.warn(`${missing.length} of ${leadIds.length} leads could not be read`);
-    return ExitCode.REJECTED;
+    return failedRecordsExitCode(failures);
   }
 };
 
@@ -266,7 +268,7 @@ const exportLeadsCommand: Handler<ExportOptions> = async (ctx, _args, opts) => {
   }
   if (result.missing.length) {
     for (const m of result.missing) ctx.log.warn(`lead ${m.lead_id}: missing after ${m.attempts} attempt${m.attempts === 1 ? '' : 's'}: ${m.reason}`);
-    return errors.ExitCode.REJECTED;
+    return result.missingExitCode;
   }
 };
 

@@ -6,7 +6,7 @@ import { finished } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import type { DictionaryEntry } from '../ingest/dictionary-columns.js';
 import { mapOrdered } from './ordered-pool.js';
-import { attemptRecord, reasonOf } from './record-retry.js';
+import { attemptRecord, failedRecordsExitCode, reasonOf } from './record-retry.js';
 import { streamLeadIds, type LeadIdsProgress, type LeadIdsSource } from './lead-ids.js';
 
 export interface LeadSource extends LeadIdsSource {
@@ -43,6 +43,8 @@ export interface ExportResult {
   ids: number;
   exported: number;
   missing: MissingLead[];
+  /** The exit code the missing leads call for (4, or 5 when the service stayed unavailable for some). */
+  missingExitCode: number;
 }
 
 /** Collects the day's ids, then fetches every lead with bounded concurrency and writes CSV rows in id order. */
@@ -65,6 +67,7 @@ export async function exportLeads(
   const known = new Set(options.columns.map((c) => c.id));
   const reportUnknown = options.mapIds === undefined;
   const missing: MissingLead[] = [];
+  const failures: unknown[] = [];
   let exported = 0;
   let done = 0;
 
@@ -90,12 +93,13 @@ export async function exportLeads(
       exported++;
     } else {
       missing.push({ lead_id: id, attempts: result.attempts, reason: reasonOf(result.error) });
+      failures.push(result.error);
     }
     onEvent({ type: 'lead', done, total: ids.length, failed: missing.length });
   }
   csv.end();
   await finished(csv);
-  return { ids: ids.length, exported, missing };
+  return { ids: ids.length, exported, missing, missingExitCode: failedRecordsExitCode(failures) };
 }
 
 /** Values come in their natural JSON types; CSV wants text. Objects keep their JSON form. */

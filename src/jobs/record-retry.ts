@@ -1,4 +1,4 @@
-import { AuthError, LeadctlError, RequestProblemError, ValidationError } from '../errors.js';
+import { AuthError, ExitCode, LeadctlError, RequestProblemError, ValidationError } from '../errors.js';
 import { sleep } from '../api/retry.js';
 
 export type Attempted<T> = { ok: true; value: T; attempts: number } | { ok: false; error: unknown; attempts: number };
@@ -38,4 +38,12 @@ export async function attemptRecord<T>(fn: () => Promise<T>, options: RecordRetr
 export function reasonOf(error: unknown): string {
   if (error instanceof LeadctlError) return error.message;
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The exit code of a run that completed with some records failed: 5 when any of them failed
+ * because the service stayed unavailable (429, 5xx, the network: try again later), else 4.
+ */
+export function failedRecordsExitCode(errors: readonly unknown[]): number {
+  return errors.some((e) => e instanceof LeadctlError && e.exitCode === ExitCode.SERVICE) ? ExitCode.SERVICE : ExitCode.REJECTED;
 }

@@ -63,6 +63,8 @@ const CASES: Case[] = [
   { name: 'customers batch', argv: ['customers', 'batch', 'export/export.csv', '--mapping', MAPPING], target: (r) => r.path.includes('/batches/'), records: true },
   { name: 'leads ids', argv: ['leads', 'ids', '--date', '2026-01-05'], target: (r) => r.path === '/api/v1/lead-data/lead-ids' },
   { name: 'leads get', argv: ['leads', 'get', '5'], target: (r) => r.path === '/api/v1/lead-data/leads/5' },
+  { name: 'leads get (several)', argv: ['leads', 'get', '5', '6'], target: (r) => r.path === '/api/v1/lead-data/leads/5', records: true, recordNotFound: true },
+  { name: 'leads export', argv: ['leads', 'export', '--date', '2026-01-05', '--out', 'leads.csv', '--retries', '0'], target: (r) => r.path === '/api/v1/lead-data/leads/5', records: true, recordNotFound: true },
   { name: 'dry-run', argv: ['dry-run', '--ssn', '345678901'], target: (r) => r.path === '/api/v1/lead-processing/dry-run' },
   { name: 'systems ls', argv: ['systems', 'ls'], target: (r) => r.path === '/api/v1/resources/management-systems' },
   { name: 'legacy post', argv: ['legacy', 'post', LEGACY, '--api-key', 'campaign-key-1'], target: (r) => r.path === '/api/legacy', unsafe: true },
