@@ -43,7 +43,7 @@ export interface ExportResult {
   ids: number;
   exported: number;
   missing: MissingLead[];
-  /** The exit code the missing leads call for (4, or 5 when the service stayed unavailable for some). */
+  /** The exit code the missing leads call for: 0 when none, 4, or 5 when the service stayed unavailable for some. */
   missingExitCode: number;
 }
 
@@ -99,7 +99,7 @@ export async function exportLeads(
   }
   csv.end();
   await finished(csv);
-  return { ids: ids.length, exported, missing, missingExitCode: failedRecordsExitCode(failures) };
+  return { ids: ids.length, exported, missing, missingExitCode: failures.length ? failedRecordsExitCode(failures) : 0 };
 }
 
 /** Values come in their natural JSON types; CSV wants text. Objects keep their JSON form. */

@@ -44,7 +44,7 @@ describe('exportLeads', () => {
   it('writes a header of column names and one row per lead in id order', async () => {
     const api = fakeApi([1, 2, 3, 4, 5, 6], (id) => ({ m1: id, m3: `u${id}@example.com`, m4: id % 2 === 0, m9: 'x' }));
     const { result, csv } = await run(api);
-    expect(result).toEqual({ ids: 6, exported: 6, missing: [] });
+    expect(result).toEqual({ ids: 6, exported: 6, missing: [], missingExitCode: 0 });
     expect(csv.trim().split('\n')).toEqual([
       'lead_id,email,is_accepted',
       '1,u1@example.com,false',
@@ -69,6 +69,7 @@ describe('exportLeads', () => {
     const { result, csv } = await run(api, 1);
     expect(result.exported).toBe(2);
     expect(result.missing).toEqual([{ lead_id: 3, attempts: 2, reason: 'not found: GET /leads/3 (HTTP 404)' }]);
+    expect(result.missingExitCode).toBe(4);
     expect(csv.trim().split('\n')).toEqual(['lead_id,email,is_accepted', '1,,', '2,,']);
   });
 
