@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import type { Command } from 'commander';
+import { buildProgram, main } from '../../src/cli/main.js';
 import { startContractServer, type ContractServer, type SeenRequest } from '../helpers/contract-server.js';
 import { memoryIO } from '../helpers/memory-io.js';
 // @ts-expect-error plain JS generator shared with the benchmark
@@ -70,6 +71,21 @@ const CASES: Case[] = [
   { name: 'legacy post', argv: ['legacy', 'post', LEGACY, '--api-key', 'campaign-key-1'], target: (r) => r.path === '/api/legacy', unsafe: true },
 ];
 
+/** The long options a command accepts: its own and every parent's (global options). */
+function optionsOf(argv: string[]): Set<string> {
+  let cmd: Command = buildProgram(memoryIO(), () => async () => undefined);
+  const names = new Set<string>(['--help']);
+  const add = (c: Command) => c.options.forEach((o) => o.long && names.add(o.long) && o.long.startsWith('--no-') && names.add(o.long.replace(/^--no-/, '--')));
+  add(cmd);
+  for (const word of argv) {
+    const sub = cmd.commands.find((c) => c.name() === word);
+    if (!sub) break;
+    cmd = sub;
+    add(cmd);
+  }
+  return names;
+}
+
 function expected(c: Case, code: number): number {
   if (code === 401 || code === 403) return 3;
   if (code === 429 || code >= 500) return 5;
@@ -118,6 +134,10 @@ describe.each(CASES)('$name', (c) => {
     if (code === 405 || code === 414) expect(text).toMatch(new RegExp(`HTTP ${code}`));
     // Hints name only what the command has.
     if (!c.argv.includes('batch')) expect(text).not.toMatch(/--resume/);
+    const known = optionsOf(c.argv);
+    // A whole command line quoted in a hint (`leadctl leads ids --date …`) names another command's options.
+    const named = [...res.stderr.replace(/`leadctl [^`]*`/g, '').matchAll(/(?<![\w-])--[a-z][a-z-]*/g)].map((m) => m[0]);
+    expect(named.filter((o) => !known.has(o))).toEqual([]);
   });
 });
 
