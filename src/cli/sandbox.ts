@@ -8,6 +8,8 @@ type StartOptions = Required<Pick<SandboxOptions, 'host' | 'port'>> &
   Pick<SandboxOptions, 'dataDir' | 'memory' | 'clientId' | 'clientSecret' | 'tokenTtl' | 'offerTtl' | 'failRate' | 'rateLimit' | 'resetRate' | 'randomSeed'> & {
     latency?: number;
     maxBody?: number;
+    saveProfile?: string;
+    env?: boolean;
   };
 
 const wholeNumber = (flag: string, min: number, max = Number.MAX_SAFE_INTEGER) => (value: string) => {
@@ -26,6 +28,9 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
   const { startSandbox, defaultDataDir, SandboxOptionsError } = await import('../sandbox/index.js');
   const { UsageError } = await import('../errors.js');
   const dataDir = opts.memory ? undefined : (opts.dataDir ?? defaultDataDir(ctx.io.env));
+  const login = await import('../config/sandbox-login.js');
+  const store = opts.saveProfile === undefined ? undefined : await ctx.config.store();
+  if (store && opts.saveProfile !== undefined) login.checkSandboxProfile(store, opts.saveProfile);
   let sandbox;
   try {
     sandbox = await startSandbox({
@@ -64,7 +69,15 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
       });
     });
   });
-  if (ctx.globals.output === 'json' || ctx.globals.output === 'ndjson') {
+  const credentials = { baseUrl: running.baseUrl, clientId: running.clientId, clientSecret: running.clientSecret };
+  if (store && opts.saveProfile !== undefined) {
+    const { current } = login.saveSandboxProfile(store, opts.saveProfile, credentials);
+    ctx.log.info(`Saved profile "${opts.saveProfile}" in ${store.path}${current ? ' (the active profile)' : `; use it with --profile ${opts.saveProfile}`}.`);
+  }
+  if (opts.env) {
+    ctx.io.stdout.write(login.sandboxEnvLines(credentials, running.campaigns, opts.saveProfile).join('\n') + '\n');
+    ctx.log.info(`Sandbox listening on ${running.baseUrl}. Stop with Ctrl+C.`);
+  } else if (ctx.globals.output === 'json' || ctx.globals.output === 'ndjson') {
     ctx.io.stdout.write(
       JSON.stringify({
         base_url: running.baseUrl,
@@ -107,5 +120,7 @@ export const register: Register = (program, bind) => {
     .option('--reset-rate <fraction>', 'fraction of /api requests whose connection is dropped instead of answered', fraction('--reset-rate'))
     .option('--random-seed <n>', 'seed of the fault generator, for repeatable runs', wholeNumber('--random-seed', 0, 2 ** 32 - 1))
     .option('--max-body <bytes>', 'largest request body before 413 (default 52428800, 50 MB)', wholeNumber('--max-body', 1024))
+    .option('--save-profile <name>', 'save the base URL and client credentials as this profile (active if none is), ready for `--profile NAME`')
+    .option('--env', 'print `export LEADCTL_…` lines (profile or credentials, and LEADCTL_API_KEY) for `. ./file` instead of the listing')
     .action(bind(start));
 };

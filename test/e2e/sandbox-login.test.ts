@@ -1,0 +1,84 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openProfileStore } from '../../src/config/profiles.js';
+import { BIN, runBinary } from '../helpers/binary.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function tempDirs() {
+  const root = mkdtempSync(join(tmpdir(), 'leadctl-sblogin-'));
+  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  return { LEADCTL_CONFIG_DIR: join(root, 'config'), LEADCTL_STATE_DIR: join(root, 'state'), HOME: root };
+}
+
+/** Starts `leadctl sandbox start --memory --port 0 --env …` and resolves with its stdout once it has printed the api key line. */
+function startWithEnv(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; stdout: string; stderr: string }> {
+  const base: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('LEADCTL_')) base[k] = v;
+  const child = spawn(process.execPath, [BIN, 'sandbox', 'start', '--memory', '--port', '0', '--env', ...args], { env: { ...base, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  });
+  let stdout = '';
+  let stderr = '';
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`sandbox exited (${code}): ${stderr}`)));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      if (/LEADCTL_API_KEY=.*\n/.test(stdout)) resolve({ child, stdout, get stderr() { return stderr; } });
+    });
+  });
+}
+
+function exportsOf(stdout: string): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const m of stdout.matchAll(/^export (\w+)=(\S+)/gm)) vars[m[1]!] = m[2]!.replace(/^'|'$/g, '');
+  return vars;
+}
+
+describe('sandbox start --save-profile / --env (one-step login)', () => {
+  it('saves a profile that works at once, and --env names it with the price-reject api key', async () => {
+    const env = tempDirs();
+    const { stdout } = await startWithEnv(['--save-profile', 'sb'], env);
+    const vars = exportsOf(stdout);
+    expect(vars).toMatchObject({ LEADCTL_PROFILE: 'sb' });
+    expect(vars.LEADCTL_API_KEY).toMatch(/^\w{20,}$/);
+    expect(stdout).not.toMatch(/CLIENT_SECRET/);
+
+    const status = await runBinary(['--profile', 'sb', 'auth', 'status', '-o', 'json'], { env });
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ profile: 'sb' });
+    // The first profile saved becomes the active one: no --profile needed.
+    const systems = await runBinary(['systems', 'ls', '-o', 'json'], { env });
+    expect(systems.code).toBe(0);
+  });
+
+  it('without --save-profile, --env prints the base URL and credentials, which work as environment variables', async () => {
+    const env = tempDirs();
+    const { stdout } = await startWithEnv([], env);
+    const vars = exportsOf(stdout);
+    expect(vars.LEADCTL_BASE_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(vars.LEADCTL_CLIENT_ID).toBeTruthy();
+    const status = await runBinary(['auth', 'status', '-o', 'json'], { env: { ...env, ...vars } });
+    expect(status.code).toBe(0);
+  });
+
+  it('refuses to overwrite a profile that points at a real service, and leaves it as it was', async () => {
+    const env = tempDirs();
+    const store = await openProfileStore(env.LEADCTL_CONFIG_DIR);
+    store.saveProfile('prod', { base_url: 'https://api.example.com', client_id: 'real', client_secret: 'kept' });
+    const result = await runBinary(['sandbox', 'start', '--memory', '--port', '0', '--save-profile', 'prod'], { env, timeoutMs: 20_000 });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/profile "prod" points at https:\/\/api\.example\.com/);
+    expect(store.profile('prod')).toMatchObject({ base_url: 'https://api.example.com', client_secret: 'kept' });
+  });
+});
