@@ -76,6 +76,17 @@ export function acknowledged(stateDir: string): number {
   const dir = join(stateDir, 'journals');
   if (!existsSync(dir)) return 0;
   let acks = 0;
-  for (const file of readdirSync(dir)) acks += readFileSync(join(dir, file), 'utf8').split('\n').filter((l) => l.includes('"type":"ack"')).length;
+  // A journal being rewritten has a `.PID.tmp` twin for a moment: count the journals only.
+  for (const file of readdirSync(dir)) {
+    if (!file.endsWith('.ndjson')) continue;
+    let text: string;
+    try {
+      text = readFileSync(join(dir, file), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw err;
+    }
+    acks += text.split('\n').filter((l) => l.includes('"type":"ack"')).length;
+  }
   return acks;
 }
