@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PAGES_DIR, renderCommandPages, stalePages } from './command-pages.js';
+import { PAGES_DIR, ROOT, renderCommandPages, renderEmbeds, staleEmbeds, stalePages } from './command-pages.js';
 
 const temps: string[] = [];
 afterEach(() => {
@@ -34,5 +34,11 @@ describe('docs/commands (generated from the commander definitions)', () => {
     rmSync(join(dir, 'demo.md'));
     writeFileSync(join(dir, 'gone.md'), '# leadctl gone\n');
     expect((await stalePages(dir)).sort()).toEqual(['auth.md', 'demo.md', 'gone.md']);
+  });
+
+  it('shows the cron script in docs/cron.md as it is in docs/cron/ (run `npm run docs` when this fails)', () => {
+    expect(staleEmbeds(), 'a file shown in docs/ changed: run `npm run docs`').toEqual([]);
+    const script = readFileSync(join(ROOT, 'docs', 'cron', 'leadctl-nightly.sh'), 'utf8');
+    expect(renderEmbeds().get('cron.md')).toContain(script.trimEnd());
   });
 });

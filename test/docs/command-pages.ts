@@ -131,9 +131,40 @@ export async function writeCommandPages(dir = PAGES_DIR): Promise<string[]> {
   return [...pages.keys()];
 }
 
+const EMBED = /^<!-- file: (\S+) -->$/;
+
+/**
+ * Files shown whole in a page (the cron script in docs/cron.md): the fenced block after a
+ * `<!-- file: PATH -->` line (PATH relative to docs/) holds the file's current text.
+ * Returns page path (relative to docs/) -> refreshed content, for the pages that have such blocks.
+ */
+export function renderEmbeds(docsDir = join(ROOT, 'docs')): Map<string, string> {
+  const pages = new Map<string, string>();
+  for (const name of readdirSync(docsDir)) {
+    if (!name.endsWith('.md')) continue;
+    const lines = readFileSync(join(docsDir, name), 'utf8').split('\n');
+    if (!lines.some((l) => EMBED.test(l))) continue;
+    const out: string[] = [];
+    for (let i = 0; i < lines.length; i++) {
+      out.push(lines[i]!);
+      const m = EMBED.exec(lines[i]!);
+      if (!m || !lines[i + 1]?.startsWith('```')) continue;
+      out.push(lines[++i]!);
+      out.push(...readFileSync(join(docsDir, m[1]!), 'utf8').replace(/\n$/, '').split('\n'));
+      while (i + 1 < lines.length && lines[i + 1] !== '```') i++;
+    }
+    pages.set(name, out.join('\n'));
+  }
+  return pages;
+}
+
+export function staleEmbeds(docsDir = join(ROOT, 'docs')): string[] {
+  return [...renderEmbeds(docsDir)].filter(([name, content]) => readFileSync(join(docsDir, name), 'utf8') !== content).map(([name]) => name);
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   if (process.argv.includes('--check')) {
-    const stale = await stalePages();
+    const stale = [...(await stalePages()), ...staleEmbeds().map((n) => `../${n}`)];
     if (stale.length > 0) {
       process.stderr.write(`docs/commands is stale (${stale.join(', ')}): run \`npm run docs\`\n`);
       process.exitCode = 1;
@@ -141,5 +172,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   } else {
     const written = await writeCommandPages();
     process.stdout.write(`wrote ${written.length} pages in docs/commands/\n`);
+    for (const [name, content] of renderEmbeds()) writeFileSync(join(ROOT, 'docs', name), content);
   }
 }
