@@ -154,3 +154,28 @@ describe('loans push answered 409 for both loans', () => {
     expect(lines.slice(1).every((l) => /conflict \(HTTP 409\)/.test(l) && /already been taken/.test(l))).toBe(true);
   });
 });
+
+describe('error bodies in other shapes than the sandbox writes', () => {
+  it.each([
+    ['an empty body', undefined],
+    ['plain text', 'Conflict'],
+    ['a JSON array of errors', { errors: ['loan_id FL-1 belongs to another customer'] }],
+  ])('loans push answered 409 with %s: each loan rejected with what the service said', async (_name, body) => {
+    status = 200;
+    target = () => false;
+    const s = await startContractServer({ answer: (req) => (req.path.endsWith('/loans') ? { status: 409, body, headers: typeof body === 'string' ? { 'content-type': 'text/plain' } : undefined } : undefined) });
+    try {
+      const io = memoryIO({ cwd: work, env: { LEADCTL_BASE_URL: s.baseUrl, LEADCTL_CLIENT_ID: s.clientId, LEADCTL_CLIENT_SECRET: s.clientSecret, LEADCTL_CONFIG_DIR: join(work, 'config-shapes'), LEADCTL_STATE_DIR: join(work, 'state-shapes') } });
+      const code = await main(['-o', 'json', 'loans', 'push', 'loans.json', '--rejects', 'shapes.csv'], io);
+      expect(code).toBe(4);
+      expect(JSON.parse(io.stdoutText()).loans).toMatchObject({ sent: 2, rejected: 2, not_sent: 0 });
+      const lines = readFileSync(join(work, 'shapes.csv'), 'utf8').trim().split('\n').slice(1);
+      expect(lines).toHaveLength(2);
+      for (const line of lines) expect(line).toMatch(/409/);
+      if (typeof body === 'string') expect(lines[0]).toMatch(/Conflict/);
+      if (body && typeof body === 'object') expect(lines[0]).toMatch(/belongs to another customer/);
+    } finally {
+      await s.close();
+    }
+  });
+});
