@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/binary.js';
+import { startSandboxWithEnv } from '../helpers/sandbox.js';
 import { ROOT } from './command-pages.js';
 
 const SCRIPT = join(ROOT, 'docs', 'cron', 'leadctl-nightly.sh');
@@ -50,27 +51,10 @@ async function setup(extra: string[] = [], settings: Record<string, string> = {}
   return { root, home, logDir: join(root, 'log'), conf, alerts };
 }
 
-function startSandbox(args: string[], home: string): Promise<ChildProcess> {
+async function startSandbox(args: string[], home: string): Promise<void> {
   // Config under HOME, as a cron user has it (no LEADCTL_CONFIG_DIR).
-  const child = spawn(process.execPath, [BIN, 'sandbox', 'start', '--memory', '--port', '0', '--env', ...args], {
-    env: { PATH: '/usr/bin:/bin', HOME: home, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  cleanups.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-  });
-  let out = '';
-  let err = '';
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`sandbox exited ${code}: ${err}`)));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes('LEADCTL_API_KEY')) resolve(child);
-    });
-  });
+  const sandbox = await startSandboxWithEnv(args, { PATH: '/usr/bin:/bin', HOME: home }, { bare: true });
+  cleanups.push(sandbox.stop);
 }
 
 /** The script as cron runs it: `env -i PATH=/usr/bin:/bin HOME=…`, plus the settings file's path. */

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openProfileStore } from '../../src/config/profiles.js';
-import { BIN, runBinary } from '../helpers/binary.js';
+import { runBinary } from '../helpers/binary.js';
+import { startSandboxWithEnv } from '../helpers/sandbox.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -17,26 +17,10 @@ function tempDirs() {
   return { LEADCTL_CONFIG_DIR: join(root, 'config'), LEADCTL_STATE_DIR: join(root, 'state'), HOME: root };
 }
 
-/** Starts `leadctl sandbox start --memory --port 0 --env …` and resolves with its stdout once it has printed the api key line. */
-function startWithEnv(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; stdout: string; stderr: string }> {
-  const base: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('LEADCTL_')) base[k] = v;
-  const child = spawn(process.execPath, [BIN, 'sandbox', 'start', '--memory', '--port', '0', '--env', ...args], { env: { ...base, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  cleanups.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-  });
-  let stdout = '';
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`sandbox exited (${code}): ${stderr}`)));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-      if (/LEADCTL_API_KEY=.*\n/.test(stdout)) resolve({ child, stdout, get stderr() { return stderr; } });
-    });
-  });
+async function startWithEnv(args: string[], env: Record<string, string>): Promise<{ stdout: string }> {
+  const sandbox = await startSandboxWithEnv(args, env);
+  cleanups.push(sandbox.stop);
+  return sandbox;
 }
 
 function exportsOf(stdout: string): Record<string, string> {

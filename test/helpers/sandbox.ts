@@ -90,3 +90,37 @@ export async function startSandboxInProcess(options: SandboxOptions = {}): Promi
     stop: () => sandbox.close(),
   };
 }
+
+/**
+ * Spawns `leadctl sandbox start --memory --port 0 --env ...extraArgs` with `env` (on top of the
+ * test's own environment without LEADCTL_*, unless `bare`), and resolves once it has printed its
+ * `export` lines (the sandbox is listening and any --save-profile is written).
+ */
+export function startSandboxWithEnv(
+  extraArgs: string[],
+  env: Record<string, string>,
+  options: { bare?: boolean } = {},
+): Promise<{ process: ChildProcess; stdout: string; stop(): Promise<void> }> {
+  const base: Record<string, string> = {};
+  if (!options.bare) for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('LEADCTL_')) base[k] = v;
+  const child = spawn(process.execPath, [BIN, 'sandbox', 'start', '--memory', '--port', '0', '--env', ...extraArgs], {
+    env: { ...base, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  let stdout = '';
+  let stderr = '';
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`sandbox exited (${code}) before it was ready: ${stderr.trim()}`)));
+    child.once('error', reject);
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      if (/LEADCTL_API_KEY=.*\n/.test(stdout)) resolve({ process: child, stdout, stop });
+    });
+  });
+}
