@@ -14,7 +14,7 @@
  * Self-contained (node builtins only) so that Node runs it directly, types stripped.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -26,10 +26,27 @@ const SHOWN_WORK_DIR = '~/leadctl-first-hour';
 const BLOCK_TIMEOUT_MS = 120_000;
 
 export interface Block {
-  /** 1-based line of the opening fence in README.md. */
+  /** 1-based line of the opening fence in its file. */
   line: number;
   code: string;
   expectExit: number;
+}
+
+/** One `$ command` of a `console run` transcript in docs/, with the output shown under it. */
+export interface TranscriptCommand {
+  command: string;
+  shown: string;
+}
+
+export interface TranscriptBlock extends Block {
+  commands: TranscriptCommand[];
+}
+
+export interface CommandResult {
+  command: string;
+  shown: string;
+  output: string;
+  exitCode: number;
 }
 
 export interface BlockResult {
@@ -37,6 +54,8 @@ export interface BlockResult {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   output: string;
+  /** For a transcript: each command's own output and exit code. */
+  commands?: CommandResult[];
 }
 
 const FENCE = /^```sh walkthrough(?:\s+exit=(\d+))?\s*$/;
@@ -56,6 +75,64 @@ export function walkthroughBlocks(markdown: string): Block[] {
   return blocks;
 }
 
+const TRANSCRIPT_FENCE = /^```console run\s*$/;
+const MARK = '\x1e';
+
+/**
+ * The ```console run transcripts of a page in docs/: `$ ` lines are commands, the lines after
+ * each are its output as shown. They run as one shell session (no -e: a transcript shows failing
+ * commands too, followed by `$ echo $?`), and `npm run docs` rewrites each output from the run.
+ */
+export function transcriptBlocks(markdown: string): TranscriptBlock[] {
+  const lines = markdown.split('\n');
+  const blocks: TranscriptBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!TRANSCRIPT_FENCE.test(lines[i]!)) continue;
+    const start = i;
+    const commands: TranscriptCommand[] = [];
+    for (i++; i < lines.length && lines[i] !== '```'; i++) {
+      const line = lines[i]!;
+      if (line.startsWith('$ ')) commands.push({ command: line.slice(2), shown: '' });
+      else if (commands.length > 0) commands[commands.length - 1]!.shown += (commands[commands.length - 1]!.shown ? '\n' : '') + line;
+      else throw new Error(`line ${i + 1}: a console run block must start with a $ command`);
+    }
+    if (i >= lines.length) throw new Error(`line ${start + 1}: console run block is not closed`);
+    // The exit code of each command is kept for the next one (`echo $?`) after the marker is printed.
+    const code =
+      '__rc=0\n' +
+      commands.map((c, n) => `printf '${MARK}CMD ${n}\\n'; (exit $__rc)\n${c.command}\n__rc=$?; printf '\\n${MARK}RC %d\\n' "$__rc"`).join('\n');
+    blocks.push({ line: start + 1, code, expectExit: -1, commands });
+  }
+  return blocks;
+}
+
+function splitTranscript(block: TranscriptBlock, output: string): CommandResult[] {
+  const results: CommandResult[] = [];
+  const re = new RegExp(`${MARK}CMD (\\d+)\\n([\\s\\S]*?)\\n?${MARK}RC (\\d+)\\n`, 'g');
+  for (const m of output.matchAll(re)) {
+    const c = block.commands[Number(m[1])]!;
+    results.push({ command: c.command, shown: c.shown, output: m[2]!, exitCode: Number(m[3]) });
+  }
+  return results;
+}
+
+/**
+ * What is wrong with a transcript's run: a command that failed without a `$ echo $?` after it,
+ * or an `echo $?` whose code differs from the one shown, or a command that did not run.
+ */
+export function transcriptProblems(result: BlockResult): string[] {
+  const block = result.block as TranscriptBlock;
+  const ran = result.commands ?? [];
+  const problems: string[] = [];
+  if (ran.length !== block.commands.length) problems.push(`line ${block.line}: ${ran.length} of ${block.commands.length} commands ran:\n${result.output}`);
+  ran.forEach((r, i) => {
+    const next = block.commands[i + 1];
+    if (r.command === 'echo $?' && r.output.trim() !== r.shown.trim()) problems.push(`line ${block.line}: \`${block.commands[i - 1]?.command}\` exited ${r.output.trim()}, the page shows ${r.shown.trim()}`);
+    if (r.exitCode !== 0 && next?.command !== 'echo $?') problems.push(`line ${block.line}: \`${r.command}\` exited ${r.exitCode}:\n${r.output}`);
+  });
+  return problems;
+}
+
 // Saved after each block and restored before the next: variables (not read-only or bash's own) and the folder.
 const PROLOGUE = `
 __state="$1"
@@ -71,7 +148,6 @@ __save() {
 }
 trap __save EXIT
 exec 2>&1
-set -eo pipefail
 `;
 
 export interface Walkthrough {
@@ -91,7 +167,8 @@ function leadctlShim(binDir: string): void {
 
 function runBlock(block: Block, root: string, env: Record<string, string>, groups: number[]): Promise<BlockResult> {
   const script = join(root, 'block.sh');
-  writeFileSync(script, PROLOGUE + block.code + '\n');
+  const transcript = 'commands' in block;
+  writeFileSync(script, PROLOGUE + (transcript ? 'set -o pipefail\n' : 'set -eo pipefail\n') + block.code + '\n');
   return new Promise((resolveBlock, reject) => {
     // Its own process group: whatever the block leaves running in the background is found and stopped at the end.
     const child = spawn('bash', [script, join(root, 'state')], { env, cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -104,7 +181,8 @@ function runBlock(block: Block, root: string, env: Record<string, string>, group
     child.once('exit', (exitCode, signal) => {
       clearTimeout(timer);
       // A background process that kept the pipes open must not hold the walkthrough up.
-      const done = () => resolveBlock({ block, exitCode, signal, output });
+      const done = () =>
+        resolveBlock(transcript ? { block, exitCode, signal, output, commands: splitTranscript(block as TranscriptBlock, output) } : { block, exitCode, signal, output });
       const grace = setTimeout(done, 500);
       child.once('close', () => {
         clearTimeout(grace);
@@ -141,8 +219,32 @@ async function stopAll(groups: number[]): Promise<void> {
   for (const g of groups) if (groupAlive(g)) stopGroup(g, 'SIGKILL');
 }
 
-export async function runWalkthrough(options: { readme?: string; onBlock?: (r: BlockResult) => void; keep?: boolean } = {}): Promise<Walkthrough> {
-  const blocks = walkthroughBlocks(readFileSync(options.readme ?? README, 'utf8'));
+/**
+ * Run before a page's transcripts (not shown): a sandbox with a saved profile, this shell pointed
+ * at it, and the two campaigns' keys as $CAMPAIGN_KEY and $PRICE_REJECT_KEY.
+ */
+export const SANDBOX_PRELUDE = `
+leadctl sandbox start --memory --save-profile sandbox --env > "$__state/sandbox.env" 2> /dev/null &
+until [ -s "$__state/sandbox.env" ]; do sleep 0.1; done
+. "$__state/sandbox.env"
+PRICE_REJECT_KEY=$LEADCTL_API_KEY
+CAMPAIGN_KEY=$(sed -n 's/^# campaign .*: api_key //p' "$__state/sandbox.env" | head -n 1)
+unset LEADCTL_API_KEY
+`;
+
+export interface RunOptions {
+  /** A markdown file whose `sh walkthrough` blocks run (default README.md). */
+  readme?: string;
+  /** Blocks to run instead of the file's. */
+  blocks?: Block[];
+  /** Code run first, as a block of its own, not reported. */
+  prelude?: string;
+  onBlock?: (r: BlockResult) => void;
+  keep?: boolean;
+}
+
+export async function runWalkthrough(options: RunOptions = {}): Promise<Walkthrough> {
+  const blocks = options.blocks ?? walkthroughBlocks(readFileSync(options.readme ?? README, 'utf8'));
   const root = mkdtempSync(join(tmpdir(), 'leadctl-walkthrough-'));
   const workDir = join(root, 'work');
   const home = join(root, 'home');
@@ -163,11 +265,15 @@ export async function runWalkthrough(options: { readme?: string; onBlock?: (r: B
   const groups: number[] = [];
   const results: BlockResult[] = [];
   try {
+    if (options.prelude) {
+      const ready = await runBlock({ line: 0, code: options.prelude, expectExit: 0 }, root, env, groups);
+      if (ready.exitCode !== 0) throw new Error(`the prelude failed (${ready.exitCode ?? ready.signal}):\n${ready.output}`);
+    }
     for (const block of blocks) {
       const result = await runBlock(block, root, env, groups);
       results.push(result);
       options.onBlock?.(result);
-      if (result.exitCode !== block.expectExit) break;
+      if (!('commands' in block) && result.exitCode !== block.expectExit) break;
     }
   } finally {
     await stopAll(groups);
@@ -177,12 +283,12 @@ export async function runWalkthrough(options: { readme?: string; onBlock?: (r: B
 }
 
 /** What the reader would see, without this run's secrets, port and temporary folders. */
-export function displayed(output: string, w: Walkthrough, secrets: Record<string, string>): string {
+export function displayed(output: string, w: Walkthrough, secrets: Record<string, string>, shownWorkDir = SHOWN_WORK_DIR): string {
   let text = output;
   for (const [value, placeholder] of Object.entries(secrets)) if (value) text = text.split(value).join(placeholder);
   return text
     .split(w.workDir)
-    .join(SHOWN_WORK_DIR)
+    .join(shownWorkDir)
     .split(w.env.HOME!)
     .join('~')
     .replace(/eyJ[\w-]+\.[\w-]+\.[\w-]+/g, '<token>')
@@ -209,6 +315,40 @@ export function withOutputs(markdown: string, outputs: Map<number, string>): str
   return out.join('\n');
 }
 
+export const DOCS_DIR = join(ROOT, 'docs');
+
+/** Pages in docs/ that have `console run` transcripts. */
+export function transcriptPages(): string[] {
+  return readdirSync(DOCS_DIR)
+    .filter((n) => n.endsWith('.md') && transcriptBlocks(readFileSync(join(DOCS_DIR, n), 'utf8')).length > 0)
+    .map((n) => join(DOCS_DIR, n));
+}
+
+/** Runs a page's transcripts, in order, after SANDBOX_PRELUDE; returns the page with fresh outputs and any problems. */
+export async function runTranscripts(page: string): Promise<{ results: BlockResult[]; problems: string[]; rewritten: string }> {
+  const markdown = readFileSync(page, 'utf8');
+  const blocks = transcriptBlocks(markdown);
+  const w = await runWalkthrough({ blocks, prelude: SANDBOX_PRELUDE, keep: true });
+  const secrets = secretsOf(w);
+  rmSync(w.root, { recursive: true, force: true });
+  const problems = w.results.flatMap(transcriptProblems);
+  const byLine = new Map(w.results.map((r) => [r.block.line, r]));
+  const lines = markdown.split('\n');
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    out.push(lines[i]!);
+    const r = byLine.get(i + 1);
+    if (!r) continue;
+    for (const c of r.commands ?? []) {
+      out.push(`$ ${c.command}`);
+      const text = displayed(c.output, w, secrets, '~/work');
+      if (text !== '') out.push(text);
+    }
+    while (i + 1 < lines.length && lines[i + 1] !== '```') i++;
+  }
+  return { results: w.results, problems, rewritten: out.join('\n') };
+}
+
 function secretsOf(w: Walkthrough): Record<string, string> {
   const secrets: Record<string, string> = {};
   const config = join(w.env.LEADCTL_CONFIG_DIR!, 'config.json');
@@ -219,8 +359,8 @@ function secretsOf(w: Walkthrough): Record<string, string> {
       if (p.client_id) secrets[p.client_id] = '<client id>';
     }
   }
-  const envFile = join(w.workDir, 'sandbox.env');
-  if (existsSync(envFile)) {
+  for (const envFile of [join(w.workDir, 'sandbox.env'), join(w.root, 'state', 'sandbox.env')]) {
+    if (!existsSync(envFile)) continue;
     for (const m of readFileSync(envFile, 'utf8').matchAll(/(?:LEADCTL_API_KEY=|api_key )'?([A-Za-z0-9]+)/g)) {
       secrets[m[1]!] = /LEADCTL_API_KEY/.test(m[0]) ? '<price-reject campaign api key>' : '<campaign api key>';
     }
@@ -241,5 +381,16 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
     const outputs = new Map(w.results.map((r) => [r.block.line, displayed(r.output, w, secrets)]));
     writeFileSync(README, withOutputs(readFileSync(README, 'utf8'), outputs));
     process.stdout.write('README.md: walkthrough outputs written\n');
+  }
+  for (const page of transcriptPages()) {
+    const { problems, rewritten } = await runTranscripts(page);
+    const name = page.slice(ROOT.length + 1);
+    if (problems.length > 0) {
+      process.stderr.write(`${name}:\n${problems.join('\n')}\n`);
+      process.exitCode = 1;
+    } else if (write) {
+      writeFileSync(page, rewritten);
+      process.stdout.write(`${name}: transcripts rewritten from a run\n`);
+    } else process.stdout.write(`${name}: transcripts ran\n`);
   }
 }
