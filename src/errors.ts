@@ -61,6 +61,8 @@ export class UsageError extends LeadctlError {
 export interface InputLocation {
   file?: string;
   row?: number;
+  /** 1-based column of a delimited file. */
+  column?: number;
   field?: string;
 }
 
@@ -80,6 +82,7 @@ export function formatLocation(loc: InputLocation): string {
   const parts: string[] = [];
   if (loc.file) parts.push(loc.file);
   if (loc.row !== undefined) parts.push(`row ${loc.row}`);
+  if (loc.column !== undefined) parts.push(`column ${loc.column}`);
   if (loc.field) parts.push(`field ${loc.field}`);
   return parts.length ? parts.join(', ') + ': ' : '';
 }

@@ -22,7 +22,19 @@ export interface IO {
    * ends the process the usual way.
    */
   onSignal(handler: (signal: Signal) => void): () => void;
+  /** How input files are read (global --encoding, --allow-changing-input). */
+  input?: InputSettings;
 }
+
+export interface InputSettings {
+  /** Text encoding of input files: utf-8 (default; UTF-16 with a BOM is recognised), latin1, windows-1252, utf-16le. */
+  encoding?: InputEncoding;
+  /** Read a file even when it changes while it is read (an exporter still writing it). */
+  allowChanging?: boolean;
+}
+
+export const INPUT_ENCODINGS = ['utf-8', 'latin1', 'windows-1252', 'utf-16le'] as const;
+export type InputEncoding = (typeof INPUT_ENCODINGS)[number];
 
 export function processIO(): IO {
   return {

@@ -4,7 +4,7 @@ import { ExitCode, LeadctlError, UsageError } from '../errors.js';
 import type { Bind, Register } from './command.js';
 import { createContext, OUTPUT_FORMATS } from './context.js';
 import type { IO } from './io.js';
-import { processIO } from './io.js';
+import { INPUT_ENCODINGS, processIO, type InputEncoding } from './io.js';
 import { commandGroups } from './groups.js';
 
 export function packageVersion(): string {
@@ -25,6 +25,8 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
     .option('--base-url <url>', 'service base URL (env LEADCTL_BASE_URL)')
     .option('--timeout <seconds>', 'per-request timeout in seconds', parsePositiveNumber)
     .option('--lists-path <path>', 'where this deployment serves lists, e.g. /api/v1/list-manager/lists (default: the documented path, else the other one, remembered per profile)', parseListsPath)
+    .addOption(new Option('--encoding <name>', 'text encoding of input files (default: UTF-8; UTF-16 with a BOM is recognised)').choices(INPUT_ENCODINGS))
+    .option('--allow-changing-input', 'read an input file even if it changes while it is read (refused by default: an export still being written)')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({
@@ -62,7 +64,9 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
   let jsonErrors = wantsJson(argv);
   const bind: Bind = (handler) => async (...commanderArgs: any[]) => {
     const cmd = commanderArgs[commanderArgs.length - 1] as Command;
-    const ctx = createContext(io, cmd.optsWithGlobals());
+    const raw = cmd.optsWithGlobals();
+    const input = { encoding: raw.encoding as InputEncoding | undefined, allowChanging: raw.allowChangingInput === true };
+    const ctx = createContext({ ...io, input }, raw);
     jsonErrors = ctx.globals.output === 'json';
     try {
       const code = await handler(ctx, cmd.processedArgs ?? [], cmd.opts() as never, cmd);

@@ -1,10 +1,10 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parse } from 'csv-parse';
-import { InputError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { resolveZone } from '../ingest/mapping-datetime.js';
 import { starterMapping, type FileRole, type SampledFile } from '../ingest/mapping-init.js';
 import { openInput } from '../ingest/sources.js';
+import { checkHeaderNames, tableBatches } from '../ingest/table/reader.js';
 import type { CommandContext } from './context.js';
 
 /** `mapping init`: sample each file's header and first rows, then print or write the starter mapping. */
@@ -42,16 +42,17 @@ export async function runMappingInit(
 
 async function sample(ctx: CommandContext, file: string, rows: number): Promise<SampledFile> {
   const input = await openInput(file, ctx.io);
-  const parser = parse({ relax_column_count: true, bom: true, to_line: rows + 1, skip_empty_lines: true });
   const records: string[][] = [];
+  const batches = tableBatches(input, { delimiter: ',' });
   try {
-    input.stream.pipe(parser);
-    for await (const record of parser) records.push(record as string[]);
-  } catch (err) {
-    throw new InputError(`is not valid CSV: ${(err as Error).message}`, { file: input.name });
+    for await (const batch of batches) {
+      for (const { cells } of batch) if (records.length <= rows) records.push(cells);
+      if (records.length > rows) break;
+    }
   } finally {
+    await batches.return(undefined);
     input.stream.destroy();
   }
-  if (records.length === 0) throw new InputError('is empty (no header row)', { file: input.name });
+  checkHeaderNames(input.name, records[0]!);
   return { name: input.name, header: records[0]!, rows: records.slice(1) };
 }

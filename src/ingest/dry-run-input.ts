@@ -1,9 +1,9 @@
-import { parse } from 'csv-parse';
 import { InputError, UsageError } from '../errors.js';
 import { DryRunRequestSchema, formatZodIssues, type DryRunRequest, type LookbackWindow } from '../schema/index.js';
 import type { IO } from '../cli/io.js';
 import { normaliseSsn } from './list-normalise.js';
 import { openInput } from './sources.js';
+import { checkHeaderNames, EMPTY_INPUT_HINT, tableBatches, type TableRow } from './table/reader.js';
 
 export interface Lookbacks {
   previously_purchased_lookback_window?: LookbackWindow;
@@ -103,14 +103,14 @@ function findColumn(header: string[], wanted: string | undefined, candidates: st
 export async function openDryRunFile(
   path: string,
   io: Pick<IO, 'stdin' | 'cwd'>,
-  options: { ssnColumn?: string; emailColumn?: string; lookbacks: Lookbacks },
+  options: { ssnColumn?: string; emailColumn?: string; lookbacks: Lookbacks; delimiter?: string },
 ): Promise<DryRunFile> {
   const input = await openInput(path, io);
-  const parser = input.stream.pipe(parse({ info: true, relax_column_count: true, skip_empty_lines: true, trim: false }));
-  const iterator = parser[Symbol.asyncIterator]() as AsyncIterator<{ record: string[]; info: { lines: number } }>;
-  const first = await nextRecord(iterator, input.name);
-  if (first === undefined) throw new InputError('is empty: expected a header row with an ssn and/or email column', { file: input.name });
-  const header = first.record.map((h) => h.trim());
+  const records = tableRows(tableBatches(input, { delimiter: options.delimiter ?? ',' }));
+  const first = await records.next();
+  if (first.done) throw new InputError('is empty: expected a header row with an ssn and/or email column', { file: input.name });
+  const header = first.value.cells.map((h) => h.trim());
+  checkHeaderNames(input.name, header, headerKey);
   const ssnIndex = findColumn(header, options.ssnColumn, SSN_HEADERS, '--ssn-column', input.name);
   const emailIndex = findColumn(header, options.emailColumn, EMAIL_HEADERS, '--email-column', input.name);
   if (ssnIndex === undefined && emailIndex === undefined) {
@@ -119,11 +119,9 @@ export async function openDryRunFile(
     });
   }
   async function* rows(): AsyncGenerator<DryRunFileRow> {
-    for (;;) {
-      const next = await nextRecord(iterator, input.name);
-      if (next === undefined) return;
-      const { record, info } = next;
-      const row = info.lines;
+    let count = 0;
+    for await (const { cells: record, row } of records) {
+      count++;
       if (record.length !== header.length) {
         yield { row, cells: record, check: { ok: false, problems: [`has ${record.length} fields, the header has ${header.length}`] } };
         continue;
@@ -132,17 +130,12 @@ export async function openDryRunFile(
       const email = emailIndex === undefined ? undefined : record[emailIndex];
       yield { row, cells: record, check: buildDryRunRequest(ssn ?? '', email ?? '', options.lookbacks) };
     }
+    if (count === 0) throw new InputError('has a header but no rows: nothing to check', { file: input.name }, { hint: EMPTY_INPUT_HINT });
   }
   return { name: input.name, header, ssnColumn: ssnIndex === undefined ? undefined : header[ssnIndex], emailColumn: emailIndex === undefined ? undefined : header[emailIndex], rows: rows() };
 }
 
-async function nextRecord<T>(iterator: AsyncIterator<T>, file: string): Promise<T | undefined> {
-  try {
-    const next = await iterator.next();
-    return next.done ? undefined : next.value;
-  } catch (err) {
-    if (err instanceof InputError) throw err;
-    const e = err as { message?: string; lines?: number };
-    throw new InputError(`is not valid CSV: ${e.message ?? String(err)}`, { file, row: e.lines });
-  }
+/** The rows of the table batches one by one. */
+async function* tableRows(batches: AsyncGenerator<TableRow[]>): AsyncGenerator<TableRow> {
+  for await (const batch of batches) yield* batch;
 }

@@ -1,10 +1,10 @@
-import { Readable, pipeline } from 'node:stream';
-import type { Parser } from 'csv-parse';
+import type { Readable } from 'node:stream';
 import { InputError } from '../errors.js';
 import { chooseColumn, type ColumnChoice, type ColumnRequest } from './list-columns.js';
 import type { ListCell, RowBatch } from './list-cells.js';
 import { jsonArrayItems } from './list-json.js';
 import type { InputSource } from './sources.js';
+import { sniffDelimiter as sniffTableDelimiter, TableReader } from './table/reader.js';
 
 export type ListFileFormat = 'lines' | 'csv' | 'json';
 
@@ -50,7 +50,7 @@ export async function openListReader(source: InputSource, options: ListReaderOpt
   const prefix = await readPrefix(chunks);
   chunks.unshift(prefix);
 
-  if (/^\s*\[/.test(prefix)) {
+  if (prefix.trimStart().startsWith('[')) {
     return {
       file,
       format: 'json',
@@ -143,13 +143,23 @@ class TextChunks {
 async function readPrefix(chunks: TextChunks): Promise<string> {
   let prefix = '';
   while (true) {
-    const complete = /^\s*\[/.test(prefix) || /[^\s][^\r\n]*[\r\n]/.test(prefix);
     // A CR at the very end may be half of a CRLF: the next chunk says which line ends the file uses.
-    if (complete && !prefix.endsWith('\r')) return prefix;
+    if (hasFirstLine(prefix) && !prefix.endsWith('\r')) return prefix;
     const chunk = await chunks.next();
     if (chunk === undefined) return prefix;
     prefix += chunk;
   }
+}
+
+/** A JSON opening, or a non-blank line followed by a line break: one linear scan (no backtracking). */
+function hasFirstLine(text: string): boolean {
+  let i = 0;
+  while (i < text.length && /\s/.test(text[i]!)) i++;
+  if (i >= text.length) return false;
+  if (text[i] === '[') return true;
+  const lf = text.indexOf('\n', i);
+  const cr = text.indexOf('\r', i);
+  return lf !== -1 || cr !== -1;
 }
 
 /** The first non-blank line and its row; old Mac files end lines with a lone CR. */
@@ -164,15 +174,7 @@ function firstNonBlankLine(prefix: string): { line?: string; row: number } {
 
 /** The most frequent of comma, semicolon and tab outside quotes on the first line. */
 function sniffDelimiter(line: string): { char: string; count: number } {
-  const counts = new Map<string, number>(DELIMITERS.map((d) => [d, 0]));
-  let quoted = false;
-  for (const c of line) {
-    if (c === '"') quoted = !quoted;
-    else if (!quoted && counts.has(c)) counts.set(c, counts.get(c)! + 1);
-  }
-  let best: { char: string; count: number } = { char: ',', count: 0 };
-  for (const d of DELIMITERS) if (counts.get(d)! > best.count) best = { char: d, count: counts.get(d)! };
-  return best;
+  return sniffTableDelimiter(line, DELIMITERS);
 }
 
 function hasLoneCarriageReturn(text: string): boolean {
@@ -274,63 +276,54 @@ interface CsvRecord {
   raw: string;
 }
 
-/** csv-parse records, pulled one at a time, with errors turned into InputErrors naming the row. */
+/** Records of the one tabular reader, pulled one at a time, cells trimmed, blank records kept (they are rows). */
 class CsvRecords {
-  private readonly parser: Parser;
-  private readonly iterator: AsyncIterator<CsvRecord>;
+  private readonly reader: TableReader;
+  private readonly queue: CsvRecord[] = [];
+  private head = 0;
+  private done = false;
   /** Spreadsheet row of the next record. */
   row: number;
 
-  /** csv-parse is loaded only for files that need it: plain lists never pay for it. */
   static async open(text: AsyncIterable<string>, delimiter: string, file: string, startRow: number): Promise<CsvRecords> {
-    const { parse } = await import('csv-parse');
-    return new CsvRecords(parse, text, delimiter, file, startRow);
+    return new CsvRecords(text[Symbol.asyncIterator](), delimiter, file, startRow);
   }
 
   private constructor(
-    parse: typeof import('csv-parse').parse,
-    text: AsyncIterable<string>,
-    delimiter: string,
-    private readonly file: string,
+    private readonly text: AsyncIterator<string>,
+    private readonly delimiter: string,
+    file: string,
     startRow: number,
   ) {
     this.row = startRow;
-    this.parser = parse({
-      delimiter,
-      relax_column_count: true,
-      relax_quotes: true,
-      trim: true,
-      record_delimiter: ['\r\n', '\n', '\r'],
-      max_record_size: MAX_RECORD_BYTES,
-      raw: true,
-    });
-    pipeline(Readable.from(text), this.parser, () => {
-      // errors surface through the iterator below
-    });
-    this.iterator = this.parser[Symbol.asyncIterator]() as AsyncIterator<CsvRecord>;
+    this.reader = new TableReader({ delimiter, file, firstRow: startRow, relaxQuotes: true, maxRecordChars: MAX_RECORD_BYTES, maxFieldChars: MAX_RECORD_BYTES });
   }
 
+  private readonly take = (cells: string[]) => {
+    const record = cells.map((c) => c.trim());
+    this.queue.push({ record, raw: cells.join(this.delimiter) });
+  };
+
   async next(): Promise<CsvRecord | undefined> {
-    try {
-      const r = await this.iterator.next();
-      if (r.done) return undefined;
-      this.row++;
-      return r.value;
-    } catch (err) {
-      throw this.explain(err);
+    while (this.head >= this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+      if (this.done) return undefined;
+      try {
+        const next = await this.text.next();
+        if (next.done) {
+          this.done = true;
+          this.reader.end(this.take);
+        } else this.reader.write(String(next.value), this.take);
+      } catch (err) {
+        throw this.explain(err);
+      }
     }
+    this.row++;
+    return this.queue[this.head++];
   }
 
   private explain(err: unknown): Error {
-    if (err instanceof InputError) return err;
-    const code = (err as { code?: string }).code;
-    const at = { file: this.file, row: this.row };
-    if (code === 'CSV_QUOTE_NOT_CLOSED' || code === 'CSV_MAX_RECORD_SIZE') {
-      return new InputError('a quoted value starts here and its closing quote is missing', at, { cause: err });
-    }
-    if (typeof code === 'string' && code.startsWith('CSV_')) {
-      return new InputError(`is not valid CSV: ${(err as Error).message}`, at, { cause: err });
-    }
     return err instanceof Error ? err : new Error(String(err));
   }
 }

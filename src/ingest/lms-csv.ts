@@ -5,6 +5,7 @@ import { LEVEL_FIELDS, type Level } from './mapping-fields.js';
 import { readCsv, type ProblemSink, type RowProblem } from './lms-rows.js';
 import type { InputSource } from './sources.js';
 import type { Staging } from './staging.js';
+import { checkHeaderNames } from './table/reader.js';
 
 /**
  * Flat CSV exports → staged loans and payments. Three roles:
@@ -41,6 +42,7 @@ export interface CsvPlan {
 
 /** Compiles the mapping against a header; throws InputError (exit 2) when columns are missing. */
 export function planCsv(file: string, role: CsvRole, mapping: Mapping, header: readonly string[]): CsvPlan {
+  checkHeaderNames(file, header);
   const compiled: Partial<Record<'customer' | 'loan' | 'payment' | 'keys', CompiledLevel>> = {};
   const plan: CsvPlan = { role, width: header.length, customerIndex: -1, loanIndex: -1, paymentIndex: -1, paymentColumns: [] };
   if (role === 'payments') {

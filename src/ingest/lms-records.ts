@@ -2,6 +2,7 @@ import type { Hash } from 'node:crypto';
 import { InputError } from '../errors.js';
 import { compileLevel, csvDelimiter, type FieldError, type LevelReader, type Mapping } from './mapping.js';
 import { LEVEL_FIELDS, type Level } from './mapping-fields.js';
+import { checkHeaderNames } from './table/reader.js';
 import { readCsv, readJsonValues, type InputFormat, type ProblemSink } from './lms-rows.js';
 import type { InputSource } from './sources.js';
 import type { Staging } from './staging.js';
@@ -127,6 +128,7 @@ export async function stageUpserts(input: InputSource, kind: UpsertKind, format:
       csvDelimiter(mapping),
       {
         header(cells) {
+          checkHeaderNames(input.name, cells);
           width = cells.length;
           readers = compileKind(kind, mapping, cells, true, input.name);
         },

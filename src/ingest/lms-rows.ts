@@ -1,9 +1,7 @@
 import type { Hash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { parse } from 'csv-parse';
 import { InputError } from '../errors.js';
-import { CsvTextReader, fastCsvDelimiter } from './csv-text.js';
+import { tableBatches } from './table/reader.js';
 import type { InputSource } from './sources.js';
 import type { Level } from './mapping-fields.js';
 
@@ -26,8 +24,6 @@ export interface RowProblem {
 export type ProblemSink = (problem: RowProblem) => void;
 
 /** The format a file name says, ignoring a trailing .gz; undefined when it says nothing. */
-/** At 3 a.m. an empty file is nearly always an export job that failed or has not finished. */
-const EMPTY_INPUT_HINT = 'an empty export usually means the job that writes it failed or has not finished: check it, then run the command again';
 
 export function formatFromName(name: string): InputFormat | undefined {
   const base = name.toLowerCase().replace(/\.gz$/, '');
@@ -53,61 +49,22 @@ export interface CsvHandlers {
 }
 
 /**
- * Streams a CSV file's rows as arrays of cells (a column-index map beats per-row objects), read
- * by CsvTextReader (csv-parse's rules, several times faster; csv-parse itself for odd delimiters).
- * Rows of another length than the header still arrive, so the caller can reject just that row.
- * Blank lines are skipped but counted, so row numbers stay those of the file.
+ * Streams a CSV file's rows as arrays of cells (a column-index map beats per-row objects), read by
+ * the one tabular reader. Rows of another length than the header still arrive, so the caller can
+ * reject just that row. Blank lines are skipped but counted, so row numbers stay those of the file.
  */
 export async function readCsv(input: InputSource, delimiter: string, handlers: CsvHandlers, hash?: Hash): Promise<number> {
-  if (!fastCsvDelimiter(delimiter)) return readCsvWithCsvParse(input, delimiter, handlers, hash);
-  let row = 0;
   let rows = 0;
   for await (const batch of csvRecordBatches(input, delimiter, hash)) {
     for (const record of batch) {
-      row = record.row;
-      if (row === 1) {
+      if (record.row === 1) {
         handlers.header(record.cells);
         continue;
       }
       rows++;
-      handlers.row(record.cells, row);
+      handlers.row(record.cells, record.row);
     }
   }
-  return rows;
-}
-
-/** The same as readCsv through csv-parse itself, for delimiters CsvTextReader leaves to it. */
-async function readCsvWithCsvParse(input: InputSource, delimiter: string, handlers: CsvHandlers, hash?: Hash): Promise<number> {
-  const parser = parse({ delimiter, relax_column_count: true, bom: true });
-  let row = 0;
-  let rows = 0;
-  let failure: unknown;
-  parser.on('data', (cells: string[]) => {
-    if (failure !== undefined) return;
-    row++;
-    try {
-      if (row === 1) {
-        handlers.header(cells);
-        return;
-      }
-      if (cells.length === 1 && cells[0] === '') return;
-      rows++;
-      handlers.row(cells, row);
-    } catch (err) {
-      failure = err;
-      parser.destroy(err as Error);
-    }
-  });
-  try {
-    await pipeline(hashed(input.stream, hash), parser);
-  } catch (err) {
-    if (failure !== undefined) throw failure;
-    if (err instanceof InputError) throw err;
-    const lines = (err as { lines?: number }).lines;
-    throw new InputError(`is not valid CSV: ${(err as Error).message.replace(/^Invalid \w+: /, '')}`, { file: input.name, row: lines }, { cause: err });
-  }
-  if (failure !== undefined) throw failure;
-  if (row === 0) throw new InputError('is empty (no header row)', { file: input.name }, { hint: EMPTY_INPUT_HINT });
   return rows;
 }
 
@@ -208,97 +165,9 @@ export async function peekText(input: InputSource): Promise<{ head: string; inpu
 
 /**
  * The same rows as readCsv, pulled by the consumer (who may wait between them, e.g. for a free
- * request slot), in batches of what the parser has ready: one await per batch, not per row.
+ * request slot), in batches of what the reader has ready: one await per batch, not per row.
  * The first row of the first batch is the header (row 1).
  */
-export async function* csvRecordBatches(input: InputSource, delimiter: string, hash?: Hash): AsyncGenerator<{ cells: string[]; row: number }[]> {
-  if (!fastCsvDelimiter(delimiter)) {
-    yield* csvParseRecordBatches(input, delimiter, hash);
-    return;
-  }
-  const reader = new CsvTextReader(delimiter);
-  let row = 0;
-  let batch: { cells: string[]; row: number }[] = [];
-  const take = (cells: string[]) => {
-    row++;
-    if (row > 1 && cells.length === 1 && cells[0] === '') return;
-    batch.push({ cells, row });
-  };
-  let failure: unknown;
-  try {
-    for await (const chunk of hashed(input.stream, hash)) {
-      reader.write(chunk as string, take);
-      if (batch.length) {
-        yield batch;
-        batch = [];
-      }
-    }
-    reader.end(take);
-  } catch (err) {
-    failure = csvInputError(input, err);
-  }
-  // The rows before a malformed one are read, as csv-parse's stream gave them before its error.
-  if (batch.length) yield batch;
-  if (failure !== undefined) throw failure;
-  if (row === 0) throw new InputError('is empty (no header row)', { file: input.name }, { hint: EMPTY_INPUT_HINT });
-}
-
-function csvInputError(input: InputSource, err: unknown): unknown {
-  if (err instanceof InputError) return err;
-  const lines = (err as { lines?: number }).lines;
-  return new InputError(`is not valid CSV: ${(err as Error).message.replace(/^Invalid \w+: /, '')}`, { file: input.name, row: lines }, { cause: err });
-}
-
-/** csvRecordBatches through csv-parse itself. */
-async function* csvParseRecordBatches(input: InputSource, delimiter: string, hash?: Hash): AsyncGenerator<{ cells: string[]; row: number }[]> {
-  // csv-parse hands its options to the Transform too: a deeper queue means fewer, larger batches.
-  const options = { delimiter, relax_column_count: true, bom: true, readableHighWaterMark: 2048 };
-  const parser = parse(options);
-  const source = Readable.from(hashed(input.stream, hash));
-  let failure: unknown;
-  let ended = false;
-  let wake: (() => void) | undefined;
-  const signal = () => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  source.on('error', (err) => parser.destroy(err));
-  parser.on('readable', signal);
-  parser.on('end', () => {
-    ended = true;
-    signal();
-  });
-  parser.on('error', (err) => {
-    failure = err;
-    signal();
-  });
-  source.pipe(parser);
-  let row = 0;
-  try {
-    while (true) {
-      const batch: { cells: string[]; row: number }[] = [];
-      let cells: string[] | null;
-      while ((cells = parser.read() as string[] | null) !== null) {
-        row++;
-        if (row > 1 && cells.length === 1 && cells[0] === '') continue;
-        batch.push({ cells, row });
-      }
-      if (failure !== undefined) throw failure;
-      if (batch.length) {
-        yield batch;
-        continue;
-      }
-      if (ended) break;
-      await new Promise<void>((resolve) => (wake = resolve));
-    }
-  } catch (err) {
-    if (err instanceof InputError) throw err;
-    const lines = (err as { lines?: number }).lines;
-    throw new InputError(`is not valid CSV: ${(err as Error).message.replace(/^Invalid \w+: /, '')}`, { file: input.name, row: lines }, { cause: err });
-  } finally {
-    source.destroy();
-    parser.destroy();
-  }
-  if (row === 0) throw new InputError('is empty (no header row)', { file: input.name }, { hint: EMPTY_INPUT_HINT });
+export function csvRecordBatches(input: InputSource, delimiter: string, hash?: Hash): AsyncGenerator<{ cells: string[]; row: number }[]> {
+  return tableBatches(input, { delimiter }, hash ? (chunk) => hash.update(chunk) : undefined);
 }

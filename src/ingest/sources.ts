@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import { InputError } from '../errors.js';
-import type { IO } from '../cli/io.js';
+import type { IO, InputEncoding } from '../cli/io.js';
 
 /** An opened input: decoded text chunks (UTF-8 or UTF-16, BOM removed, gunzipped) and a name for messages. */
 export interface InputSource {
@@ -26,10 +26,11 @@ const READ_CHUNK = 256 * 1024;
  * content rather than the name, so `zcat`-less pipes and mis-named files work too. Fails early
  * (before any reading) when the file is missing or is a directory.
  */
-export async function openInput(pathOrDash: string, io: Pick<IO, 'stdin' | 'cwd'>): Promise<InputSource> {
+export async function openInput(pathOrDash: string, io: Pick<IO, 'stdin' | 'cwd' | 'input'>): Promise<InputSource> {
   let raw: Readable;
   let name: string;
   let size: number | undefined;
+  let watch: { full: string; size: number; mtimeMs: number } | undefined;
   if (pathOrDash === '-') {
     name = 'stdin';
     raw = io.stdin;
@@ -39,7 +40,10 @@ export async function openInput(pathOrDash: string, io: Pick<IO, 'stdin' | 'cwd'
     try {
       const info = await stat(full);
       if (info.isDirectory()) throw new InputError('is a directory, not a file', { file: name });
-      if (info.isFile()) size = info.size;
+      if (info.isFile()) {
+        size = info.size;
+        if (io.input?.allowChanging !== true) watch = { full, size: info.size, mtimeMs: info.mtimeMs };
+      }
     } catch (err) {
       if (err instanceof InputError) throw err;
       throw new InputError(describeFsError(err), { file: name }, { cause: err });
@@ -53,8 +57,48 @@ export async function openInput(pathOrDash: string, io: Pick<IO, 'stdin' | 'cwd'
   }
   const bytes = await peekable(raw);
   const gzipped = bytes.head.length >= 2 && bytes.head[0] === GZIP_MAGIC[0] && bytes.head[1] === GZIP_MAGIC[1];
-  const byteStream = gzipped ? Readable.from(bytes.all()).pipe(createGunzip({ chunkSize: READ_CHUNK })) : Readable.from(bytes.all());
-  return { name, gzipped, stream: Readable.from(decodeText(byteStream, name)), ...(size !== undefined && !gzipped ? { bytes: size } : {}) };
+  const raw0 = watch ? unchangedWhileRead(bytes.all(), watch, name) : bytes.all();
+  const byteStream = gzipped ? gunzip(raw0) : raw0;
+  return {
+    name,
+    gzipped,
+    stream: Readable.from(decodeText(byteStream, name, io.input?.encoding)),
+    ...(size !== undefined && !gzipped ? { bytes: size } : {}),
+  };
+}
+
+/** Gunzipped bytes; a truncated or corrupt archive surfaces as an error of the iteration (never an unhandled 'error' event). */
+async function* gunzip(bytes: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  const source = Readable.from(bytes);
+  const inflate = createGunzip({ chunkSize: READ_CHUNK });
+  source.on('error', (err) => inflate.destroy(err));
+  source.pipe(inflate);
+  try {
+    for await (const chunk of inflate) yield chunk as Buffer;
+  } finally {
+    source.destroy();
+    inflate.destroy();
+  }
+}
+
+/**
+ * The file's bytes, then a check that it is still the file that was opened: an export job that
+ * is still writing (size or modification time moved) would otherwise be sent half-written.
+ */
+async function* unchangedWhileRead(bytes: AsyncIterable<Buffer>, opened: { full: string; size: number; mtimeMs: number }, name: string): AsyncGenerator<Buffer> {
+  let read = 0;
+  for await (const chunk of bytes) {
+    read += chunk.length;
+    yield chunk;
+  }
+  const now = await stat(opened.full).catch(() => undefined);
+  if (!now || now.size !== opened.size || now.mtimeMs !== opened.mtimeMs || read !== opened.size) {
+    throw new InputError(
+      `changed while it was read (${opened.size.toLocaleString('en-US')} bytes when opened, ${(now?.size ?? read).toLocaleString('en-US')} at the end): it is probably still being written`,
+      { file: name },
+      { hint: 'wait for the export to finish and run the command again, or pass --allow-changing-input to read it as it is' },
+    );
+  }
 }
 
 function describeFsError(err: unknown): string {
@@ -93,9 +137,9 @@ function toBuffer(chunk: Buffer | string | Uint8Array): Buffer {
  * is honoured; otherwise UTF-8, where bytes that are not UTF-8 (a Windows-1252 export, say) are
  * refused rather than silently turned into replacement characters.
  */
-async function* decodeText(bytes: AsyncIterable<Buffer>, name: string): AsyncGenerator<string> {
+async function* decodeText(bytes: AsyncIterable<Buffer>, name: string, chosen?: InputEncoding): AsyncGenerator<string> {
   let decoder: TextDecoder | undefined;
-  let encoding = 'utf-8';
+  let encoding: string = chosen ?? 'utf-8';
   const place = new BytePlace();
   const iterator = bytes[Symbol.asyncIterator]();
   while (true) {
@@ -107,7 +151,11 @@ async function* decodeText(bytes: AsyncIterable<Buffer>, name: string): AsyncGen
     }
     if (next.done) break;
     const chunk = next.value;
-    if (!decoder) decoder = new TextDecoder((encoding = detectEncoding(chunk)), { fatal: true });
+    if (!decoder) {
+      if (chosen === undefined || chosen === 'utf-8') encoding = detectEncoding(chunk);
+      // latin1 is decoded as windows-1252, its superset, as every browser and spreadsheet does.
+      decoder = new TextDecoder(encoding === 'latin1' ? 'windows-1252' : encoding, { fatal: true, ignoreBOM: false });
+    }
     let text: string;
     try {
       text = decoder.decode(chunk, { stream: true });
@@ -246,7 +294,7 @@ function notText(name: string, encoding: string, bad: BadByte, cause: unknown): 
         : `is not UTF-8 text: byte 0x${bad.value.toString(16).toUpperCase().padStart(2, '0')} at offset ${bad.offset}${line} is not valid UTF-8`
       : `is not valid ${encoding.toUpperCase()} text (invalid bytes after offset ${bad.offset})`;
   return new InputError(message, { file: name }, {
-    hint: 'save the file as "CSV UTF-8" (or plain UTF-8 text) and try again',
+    hint: 'save the file as "CSV UTF-8" and try again, or name its encoding: --encoding latin1, windows-1252 or utf-16le',
     cause,
   });
 }

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'csv-parse/sync';
 import type { IO, OutputStream, Signal } from '../cli/io.js';
 import { DemoText } from '../output/demo-report.js';
 import type { DemoFile, DemoReport, DemoStepResult } from '../output/demo-report.js';
 import type { RunningSandbox } from '../sandbox/index.js';
 import { DEMO_STEPS } from './demo-steps.js';
 import type { DemoState, DemoStep } from './demo-steps.js';
+import { TableReader } from '../ingest/table/reader.js';
 
 export interface DemoOptions {
   /** The user's IO: commands' output is forwarded to it, its environment is NOT passed on as is. */
@@ -241,8 +241,14 @@ async function keptFiles(dir: string): Promise<DemoFile[]> {
   const files: DemoFile[] = [];
   for (const name of names) {
     const path = join(dir, name);
-    const records = parse(await readFile(path), { bom: true, relax_column_count: true, skip_empty_lines: true }) as unknown[];
-    files.push({ path, rows: Math.max(0, records.length - 1) });
+    let records = 0;
+    const reader = new TableReader({ delimiter: ',', file: path });
+    const count = (cells: string[]) => {
+      if (cells.length > 1 || cells[0] !== '') records++;
+    };
+    reader.write(await readFile(path, 'utf8'), count);
+    reader.end(count);
+    files.push({ path, rows: Math.max(0, records - 1) });
   }
   return files;
 }

@@ -234,7 +234,7 @@ describe('CSV files', () => {
     const reader = await open('id,ssn\n1,123456789\n2,"234567890\n3,345678901\n');
     const err = await rejection(rows(reader));
     expect(err).toBeInstanceOf(InputError);
-    expect(err.message).toBe('stdin, row 3: a quoted value starts here and its closing quote is missing');
+    expect(err.message).toBe('stdin, row 3, column 2: is not valid CSV: a quoted value starts here and its closing quote is missing');
   });
 
   it('accepts a spreadsheet\'s quoted header and BOM-free CRLF text', async () => {

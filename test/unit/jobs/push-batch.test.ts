@@ -278,13 +278,16 @@ describe('a request the service refuses as too large (413)', () => {
 
 
 describe('an export still being written', () => {
-  it('says so (note and warning) when an input changed while the push read it, and not otherwise', async () => {
+  it('refuses an input that changed while the push read it (exit 2), and with --allow-changing-input says so (note and warning)', async () => {
     const out = join(work, 'growing');
     await writeExport({ out, customers: 200, seed: 5, paymentsPerCustomer: 2, shapes: ['denormalised'] });
     const file = join(out, 'export.csv');
     const args = () => request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), chunkSize: 50, concurrency: 1 });
     const warnings: string[] = [];
-    const envOf = (client: ApiClient, state: string) => ({ ...environment(memoryIO({ cwd: out, env: { LEADCTL_STATE_DIR: join(work, state) } }), client), warn: (line: string) => warnings.push(line) });
+    const envOf = (client: ApiClient, state: string, allowChanging = false) => ({
+      ...environment({ ...memoryIO({ cwd: out, env: { LEADCTL_STATE_DIR: join(work, state) } }), input: { allowChanging } }, client),
+      warn: (line: string) => warnings.push(line),
+    });
 
     const steady = await runBatchPush(args(), envOf(fakeClient().client, 'state-steady'));
     expect(steady.summary.notes ?? []).not.toContainEqual(expect.stringContaining('changed while it was read'));
@@ -292,7 +295,14 @@ describe('an export still being written', () => {
     // The LMS appends more rows while the first request is in flight.
     const tail = readFileSync(file, 'utf8').trimEnd().split('\n').pop()!;
     const growing = fakeClient({ answer: (n) => (n === 0 && appendFileSync(file, tail + '\n'), 'ok') });
-    const grown = await runBatchPush(args(), envOf(growing.client, 'state-growing'));
+    await expect(runBatchPush(args(), envOf(growing.client, 'state-growing'))).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining('export.csv: changed while it was read'),
+      hint: expect.stringContaining('--allow-changing-input'),
+    });
+
+    const allowed = fakeClient({ answer: (n) => (n === 0 && appendFileSync(file, tail + '\n'), 'ok') });
+    const grown = await runBatchPush(args(), envOf(allowed.client, 'state-allowed', true));
     expect(grown.summary.notes).toContainEqual(expect.stringContaining('export.csv changed while it was read'));
     expect(warnings).toContainEqual(expect.stringMatching(/^Warning: export\.csv changed while it was read .*rerun once the export is complete/));
   });

@@ -1,0 +1,130 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBinary } from '../helpers/binary.js';
+import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+// @ts-expect-error plain JS generator shared with the benchmark
+import { writeExport } from '../../fixtures/lms/generate.mjs';
+import { MAPPING, pushEnv } from './push-helpers.js';
+
+// Files as real exporters and hand edits leave them, through every reading command of the binary.
+const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-real-files-'));
+let sandbox: TestSandbox;
+let env: Record<string, string>;
+let exportDir: string;
+let counts: { customers: number; loans: number; payments: number };
+
+beforeAll(async () => {
+  exportDir = join(work, 'export');
+  counts = await writeExport({ out: exportDir, customers: 25, seed: 3, paymentsPerCustomer: 3, shapes: ['denormalised'] });
+  sandbox = await startSandboxProcess();
+  env = pushEnv(sandbox);
+});
+afterAll(async () => {
+  await sandbox?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const exportLines = () => readFileSync(join(exportDir, 'export.csv'), 'utf8').replace(/\r\n/g, '\n').replace(/\n$/, '').split('\n');
+const validate = (file: string, extra: string[] = []) =>
+  runBinary(['customers', 'batch', file, '--mapping', MAPPING, '--validate-only', '-o', 'json', ...extra], { env, cwd: work, timeoutMs: 30_000 });
+
+describe('line endings as exporters write them (customers batch)', () => {
+  it.each([
+    ['a CRLF header and LF rows', (lines: string[]) => lines[0] + '\r\n' + lines.slice(1).join('\n') + '\n'],
+    ['CRLF and LF alternating', (lines: string[]) => lines.map((l, i) => l + (i % 2 ? '\n' : '\r\n')).join('')],
+    ['old Mac CR only', (lines: string[]) => lines.join('\r') + '\r'],
+  ])('%s: every row is read', async (_name, shape) => {
+    writeFileSync(join(work, 'endings.csv'), shape(exportLines()));
+    const r = await validate('endings.csv');
+    expect(r.stderr).not.toMatch(/Error:/);
+    const summary = JSON.parse(r.stdout);
+    expect(summary.customers.read).toBe(counts.customers);
+    expect(summary.payments.read).toBe(counts.payments);
+  });
+});
+
+describe('headers', () => {
+  it('customers batch refuses a duplicate column name, naming it (exit 2)', async () => {
+    const lines = exportLines();
+    lines[0] = lines[0]!.replace('Product', 'Principal');
+    writeFileSync(join(work, 'dup.csv'), lines.join('\n') + '\n');
+    const r = await validate('dup.csv');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/dup\.csv, row 1: header has the column name "Principal" \(columns \d+ and \d+\) more than once/);
+  });
+
+  it('dry-run --file refuses a duplicate column name (exit 2)', async () => {
+    writeFileSync(join(work, 'dup-dry.csv'), 'ssn,email,SSN\n123456789,a@example.com,987654321\n');
+    const r = await runBinary(['dry-run', '--file', 'dup-dry.csv', '-o', 'json'], { env, cwd: work });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/"SSN" \(columns 1 and 3\) more than once/);
+  });
+
+  it('mapping init refuses a duplicate column name (exit 2)', async () => {
+    const r = await runBinary(['mapping', 'init', 'dup-dry.csv'], { env, cwd: work });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/more than once/);
+  });
+
+  it('a header-only file is "no records" (exit 2) for dry-run --file, like an empty one', async () => {
+    writeFileSync(join(work, 'header-only.csv'), 'ssn,email\r\n');
+    writeFileSync(join(work, 'empty.csv'), '');
+    for (const f of ['header-only.csv', 'empty.csv']) {
+      const r = await runBinary(['dry-run', '--file', f, '-o', 'json'], { env, cwd: work });
+      expect(r.code, f).toBe(2);
+      expect(r.stderr).toContain(f);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+});
+
+describe('bytes that are not the text they claim (dry-run --file)', () => {
+  const run = (f: string, extra: string[] = []) => runBinary(['dry-run', '--file', f, ...extra, '-o', 'json'], { env, cwd: work });
+
+  it('Latin-1 is refused with the byte offset and line, and read with --encoding latin1', async () => {
+    writeFileSync(join(work, 'latin1.csv'), Buffer.from('email,name\nrene@example.com,Ren\xe9\n', 'latin1'));
+    const refused = await run('latin1.csv');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/latin1\.csv: is not UTF-8 text: byte 0xE9 at offset 31 \(line 2\)/);
+    expect(refused.stderr).toMatch(/--encoding latin1/);
+    const read = await run('latin1.csv', ['--encoding', 'latin1']);
+    expect(read.code).toBe(0);
+    expect(JSON.parse(read.stdout).rows ?? JSON.parse(read.stdout)).toBeTruthy();
+  });
+
+  it('a binary file and a truncated .gz are clean input errors (exit 2, no stack trace)', async () => {
+    writeFileSync(join(work, 'binary.csv'), Buffer.from([0x50, 0x4b, 0x03, 0x04, 0xff, 0xfe, 0x00, 0xc3, 0x28, 0x0a]));
+    const whole = gzipSync(Buffer.from('ssn\n' + '123456789\n'.repeat(2000)));
+    writeFileSync(join(work, 'cut.csv.gz'), whole.subarray(0, Math.floor(whole.length / 2)));
+    for (const f of ['binary.csv', 'cut.csv.gz']) {
+      const r = await run(f);
+      expect(r.code, f).toBe(2);
+      expect(r.stderr).toContain(f);
+      expect(r.stderr).not.toMatch(/\n\s+at |Unhandled|'error' event/);
+    }
+  });
+});
+
+describe('sizes', () => {
+  it('lists create on a 700 KB single-line file ends with an answer, not a runaway regular expression', async () => {
+    writeFileSync(join(work, 'one-line.csv'), Array.from({ length: 70_000 }, (_, i) => String(100_000_000 + i)).join(','));
+    const r = await runBinary(['lists', 'create', 'one-line.csv', '--name', 'one line', '--type', 'ssn', '--validate-only', '-o', 'json'], { env, cwd: work, timeoutMs: 30_000 });
+    expect(r.signal).toBeNull();
+    expect([0, 2, 4]).toContain(r.code);
+  });
+
+  it('a 20 MB cell is refused naming row and column, with a short message', async () => {
+    const lines = exportLines();
+    const cells = lines[3]!.split(',');
+    cells[5] = 'A'.repeat(20_000_000);
+    lines[3] = cells.join(',');
+    writeFileSync(join(work, 'huge-cell.csv'), lines.join('\n') + '\n');
+    const r = await validate('huge-cell.csv');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/huge-cell\.csv, row 4, column 6: the row is longer than 4 MiB/);
+    expect(r.stderr.length).toBeLessThan(2000);
+  });
+});
