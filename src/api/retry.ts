@@ -22,7 +22,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 };
 
 /**
- * Environment knobs, documented in the README. Tests use them to keep the
+ * Environment knobs, documented in docs/output.md. Tests use them to keep the
  * "service stays down" case short; operators use them to wait longer in cron.
  */
 export function retryPolicyFromEnv(env: Record<string, string | undefined>, base: RetryPolicy = DEFAULT_RETRY_POLICY): RetryPolicy {

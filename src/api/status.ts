@@ -1,7 +1,7 @@
 /**
  * The one status taxonomy: what an HTTP status from the service means for leadctl. Every
  * command reaches it through the API client (retries, token renewal) and errorFromResponse
- * (the typed error and its exit code); the README's exit-code table is written from it.
+ * (the typed error and its exit code); the exit-code table in docs/output.md is written from it.
  *
  * | status            | class            | what leadctl does                                            | exit |
  * |-------------------|------------------|--------------------------------------------------------------|------|

@@ -12,7 +12,7 @@ import { writeExport } from '../../fixtures/lms/generate.mjs';
 
 /**
  * The status taxonomy, command by command: a service that answers the command's own request
- * with each status gets the documented exit code, message and hint (README "Exit codes").
+ * with each status gets the documented exit code, message and hint (docs/output.md "Exit codes").
  */
 
 const MAPPING = fileURLToPath(new URL('../../fixtures/lms/mapping.json', import.meta.url));

@@ -9,7 +9,7 @@ const root = mkdtempSync(join(tmpdir(), 'leadctl-e2e-auth-'));
 let counter = 0;
 const freshConfigDir = () => join(root, `config-${++counter}`);
 
-/** Retries kept short so that failures surface in seconds; documented in the README. */
+/** Retries kept short so that failures surface in seconds; documented in docs/output.md. */
 const FAST_RETRIES = { LEADCTL_RETRY_BASE_MS: '20', LEADCTL_RETRY_MAX_DELAY_MS: '200' };
 
 function leadctl(args: string[], dir: string, options: { env?: Record<string, string>; input?: string } = {}) {
