@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { buildProgram, main } from '../../src/cli/main.js';
-import { startContractServer, type ContractServer, type SeenRequest } from '../helpers/contract-server.js';
+import { CONTRACT_CLIENT_ID as CLIENT_ID, CONTRACT_CLIENT_SECRET, startContractServer, type ContractServer, type SeenRequest } from '../helpers/contract-server.js';
 import { memoryIO } from '../helpers/memory-io.js';
 // @ts-expect-error plain JS generator shared with the benchmark
 import { writeExport } from '../../fixtures/lms/generate.mjs';
@@ -28,6 +28,7 @@ beforeAll(async () => {
     answer: (req) => (isTarget(req) && status !== 200 ? { status, body: status === 422 || status === 409 ? { message: 'The given data was invalid.', errors: { customer_id: ['The customer id has already been taken.'] } } : { message: 'No.' } } : undefined),
   });
   writeFileSync(join(work, 'ssn.csv'), 'ssn\n345678901\n');
+  writeFileSync(join(work, 'secret.txt'), CONTRACT_CLIENT_SECRET + '\n');
   writeFileSync(join(work, 'customers.json'), JSON.stringify({ customer_id: 'C1', lead_loan: { loan_id: 'L1', lead_id: 500101, loan_amount: 50000, applied_at: '2026-03-06T16:15:00Z', loan_status: 'current' } }));
   const loan = (id: string) => ({ customer_id: 'C1', loan_id: id, lead_id: 500101, loan_amount: 50000, applied_at: '2026-03-06T16:15:00Z', loan_status: 'current' });
   writeFileSync(join(work, 'loans.json'), JSON.stringify([loan('L1'), loan('L2')]));
@@ -52,6 +53,8 @@ interface Case {
   recordNotFound?: boolean;
   /** Never repeated once it may have reached the service (the legacy post). */
   unsafe?: boolean;
+  /** The token endpoint: a 400 there refuses the credentials. */
+  token?: boolean;
 }
 
 const CASES: Case[] = [
@@ -68,6 +71,7 @@ const CASES: Case[] = [
   { name: 'leads export', argv: ['leads', 'export', '--date', '2026-01-05', '--out', 'leads.csv', '--retries', '0'], target: (r) => r.path === '/api/v1/lead-data/leads/5', records: true, recordNotFound: true },
   { name: 'dry-run', argv: ['dry-run', '--ssn', '345678901'], target: (r) => r.path === '/api/v1/lead-processing/dry-run' },
   { name: 'systems ls', argv: ['systems', 'ls'], target: (r) => r.path === '/api/v1/resources/management-systems' },
+  { name: 'auth login', argv: ['auth', 'login', '--client-id', CLIENT_ID, '--client-secret-file', 'secret.txt', '--profile', 'matrix'], target: (r) => r.path === '/oauth/token', token: true },
   { name: 'legacy post', argv: ['legacy', 'post', LEGACY, '--api-key', 'campaign-key-1'], target: (r) => r.path === '/api/legacy', unsafe: true },
 ];
 
@@ -87,7 +91,7 @@ function optionsOf(argv: string[]): Set<string> {
 }
 
 function expected(c: Case, code: number): number {
-  if (code === 401 || code === 403) return 3;
+  if (code === 401 || code === 403 || (c.token && code === 400)) return 3;
   if (code === 429 || code >= 500) return 5;
   if ([400, 409, 422].includes(code)) return c.records ? 4 : 2;
   if (code === 404 || code === 410) return c.recordNotFound ? 4 : 2;
@@ -116,21 +120,22 @@ describe.each(CASES)('$name', (c) => {
   it.each([400, 401, 403, 404, 405, 409, 410, 414, 422, 429, 500])('HTTP %i', async (code) => {
     status = code;
     target = c.target;
-    const before = server.api().filter(c.target).length;
+    const requests = () => (c.token ? server.seen : server.api());
+    const before = requests().filter(c.target).length;
     const tokensBefore = server.tokens();
     const res = await run(c.argv);
     const text = res.stdout + res.stderr;
     expect({ code: res.code, text }).toMatchObject({ code: expected(c, code) });
-    const sent = server.api().filter(c.target).length - before;
+    const sent = requests().filter(c.target).length - before;
     expect(sent).toBeGreaterThan(0);
     // Only 429 and 5xx are repeated (twice here); 401 once more with a new token.
-    if (c.unsafe) expect(sent).toBe(1);
+    if (c.unsafe || (c.token && code !== 429 && code !== 500)) expect(sent).toBe(1);
     else if (code === 429 || code === 500) expect(sent % 2).toBe(0);
     else if (code === 401) expect(server.tokens() - tokensBefore).toBe(2);
     else if (!c.records) expect(sent).toBe(1);
     if (code < 500 && code !== 429) expect(text).not.toMatch(/unavailable|safe to repeat|having trouble/);
     if (c.unsafe) expect(text).not.toMatch(/safe to repeat|access token/);
-    if (code === 403) expect(text).toMatch(/not allowed for this client/);
+    if (code === 403 && !c.token) expect(text).toMatch(/not allowed for this client/);
     if (code === 405 || code === 414) expect(text).toMatch(new RegExp(`HTTP ${code}`));
     // Hints name only what the command has.
     if (!c.argv.includes('batch')) expect(text).not.toMatch(/--resume/);

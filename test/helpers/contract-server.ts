@@ -28,7 +28,7 @@ export interface ContractServerOptions {
   listsPrefix?: 'lead-management' | 'list-manager';
   /** How a batch is answered: `{}` (default), 204 without a body, or 200 with `{"data": {}}`. */
   batchAnswer?: 'empty-object' | 'no-content' | 'data-object';
-  /** A scripted answer for a request, or undefined for the default behaviour. */
+  /** A scripted answer for any request (the token endpoint's too, before any credential check), or undefined for the default behaviour. */
   answer?: (req: SeenRequest, n: number) => Answer | undefined;
   /** Lead ids by date (YYYY-MM-DD); paged by a numeric cursor. */
   leadIds?: number[];
@@ -81,6 +81,11 @@ export async function startContractServer(options: ContractServerOptions = {}): 
       }
       const s: SeenRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body, json };
       seen.push(s);
+      const scripted = options.answer?.(s, ++calls);
+      if (scripted) {
+        send(res, scripted);
+        return;
+      }
       if (s.path === '/oauth/token' && s.method === 'POST') {
         const form = new URLSearchParams(body);
         if (form.get('client_id') !== CONTRACT_CLIENT_ID || form.get('client_secret') !== CONTRACT_CLIENT_SECRET) {
@@ -95,8 +100,7 @@ export async function startContractServer(options: ContractServerOptions = {}): 
         send(res, { status: 401, body: { message: 'Unauthenticated.' } });
         return;
       }
-      const scripted = options.answer?.(s, ++calls);
-      send(res, scripted ?? route(s));
+      send(res, route(s));
     });
   });
 
