@@ -158,7 +158,7 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
     globals,
     log,
     config,
-    output: new Output(io.stdout, { format: globals.output, color: globals.color && io.stdout.isTTY === true }),
+    output: new Output(io.stdout, { format: globals.output, color: globals.color && io.stdout.isTTY === true, csvRaw: io.csv?.raw }),
     progress(text) {
       const progress = createProgress(io.stderr, {
         mode: progressMode({ stderrIsTTY: io.stderr.isTTY === true, quiet: globals.quiet, output: globals.output }),

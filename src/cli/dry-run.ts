@@ -51,11 +51,11 @@ async function single(ctx: CommandContext, opts: DryRunOptions, lookbacks: impor
 }
 
 async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import('../ingest/dry-run-input.js').Lookbacks): Promise<number> {
-  const [{ openDryRunFile }, job, { parsePositiveInt, parseRetries }, { exportToFile }, { UsageError, formatLocation }] = await Promise.all([
+  const [{ openDryRunFile }, job, { parsePositiveInt, parseRetries }, { checkOutputPath, exportToFile }, { UsageError, formatLocation }] = await Promise.all([
     import('../ingest/dry-run-input.js'),
     import('../jobs/dry-run-bulk.js'),
     import('../ingest/date-flags.js'),
-    import('../jobs/leads-export.js'),
+    import('../ingest/table/writer.js'),
     import('../errors.js'),
   ]);
   if (opts.ssn !== undefined || opts.email !== undefined) throw new UsageError('--file checks the rows of a file: leave out --ssn and --email');
@@ -65,6 +65,7 @@ async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import(
   if (opts.out !== undefined && opts.file !== '-' && resolve(ctx.io.cwd, opts.out) === resolve(ctx.io.cwd, opts.file!)) {
     throw new UsageError(`--out ${opts.out} is the input file itself; write the results to another file`);
   }
+  if (opts.out !== undefined) checkOutputPath(opts.out, ctx.io.cwd, '--out');
   const file = await openDryRunFile(opts.file!, ctx.io, { ssnColumn: opts.ssnColumn, emailColumn: opts.emailColumn, lookbacks });
   ctx.log.debug(`dry-run: ${file.name}: ssn column ${file.ssnColumn ?? '(none)'}, email column ${file.emailColumn ?? '(none)'}`);
   const { count, seconds: inWords } = await import('../output/words.js');
@@ -87,7 +88,7 @@ async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import(
   let summary: import('../jobs/dry-run-bulk.js').DryRunBulkSummary;
   if (opts.out !== undefined) {
     summary = await exportToFile(resolve(ctx.io.cwd, opts.out), async (out) => {
-      const writer = job.dryRunCsvWriter(file.header, out);
+      const writer = job.dryRunCsvWriter(file.header, out, { raw: ctx.io.csv?.raw });
       const s = await job.runDryRunBulk(api, file, settings, async (row) => {
         await writer.write(row);
         onRow(row);

@@ -24,6 +24,8 @@ export interface IO {
   onSignal(handler: (signal: Signal) => void): () => void;
   /** How input files are read (global --encoding, --allow-changing-input). */
   input?: InputSettings;
+  /** How CSV is written (global --csv-raw: no formula neutralising). */
+  csv?: { raw?: boolean };
 }
 
 export interface InputSettings {

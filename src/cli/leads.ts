@@ -215,6 +215,8 @@ const exportLeadsCommand: Handler<ExportOptions> = async (ctx, _args, opts) => {
   const retries = parseRetries(opts.retries);
   const perPage = opts.perPage === undefined ? undefined : parsePositiveInt(opts.perPage, '--per-page', MAX_LEAD_IDS_PER_PAGE);
 
+  const { checkOutputPath, exportToFile } = await import('../ingest/table/writer.js');
+  if (opts.out !== '-') checkOutputPath(opts.out, ctx.io.cwd, '--out');
   const api = await ctx.api();
   const dict = await dictionaryFor(ctx, api, opts.refresh === true);
   const wanted = splitList(opts.columns);
@@ -231,13 +233,13 @@ const exportLeadsCommand: Handler<ExportOptions> = async (ctx, _args, opts) => {
       if (fresh.length) progress.note(`Note: the service sent ${fresh.join(', ')}, which the dictionary does not list; not exported (try --refresh)`);
     }
   };
-  const options = { date, datetime, columns, mapIds: wanted.length ? columns.map((c) => c.id) : undefined, concurrency, retries, perPage };
+  const options = { date, datetime, columns, mapIds: wanted.length ? columns.map((c) => c.id) : undefined, concurrency, retries, perPage, csvRaw: ctx.io.csv?.raw };
   let result: import('../jobs/leads-export.js').ExportResult;
   try {
     result =
       opts.out === '-'
         ? await job.exportLeads(api, options, ctx.io.stdout, onEvent)
-        : await job.exportToFile(resolvePath(ctx.io.cwd, opts.out), (out) => job.exportLeads(api, options, out, onEvent));
+        : await exportToFile(resolvePath(ctx.io.cwd, opts.out), (out) => job.exportLeads(api, options, out, onEvent));
   } catch (err) {
     progress.fail('Export failed');
     throw err;

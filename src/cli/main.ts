@@ -26,6 +26,7 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
     .option('--timeout <seconds>', 'per-request timeout in seconds', parsePositiveNumber)
     .option('--lists-path <path>', 'where this deployment serves lists, e.g. /api/v1/list-manager/lists (default: the documented path, else the other one, remembered per profile)', parseListsPath)
     .addOption(new Option('--encoding <name>', 'text encoding of input files (default: UTF-8; UTF-16 with a BOM is recognised)').choices(INPUT_ENCODINGS))
+    .option('--csv-raw', 'write CSV values exactly, without the leading \' that keeps spreadsheets from running cells starting with = + - @ as formulas')
     .option('--allow-changing-input', 'read an input file even if it changes while it is read (refused by default: an export still being written)')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
@@ -66,7 +67,7 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
     const cmd = commanderArgs[commanderArgs.length - 1] as Command;
     const raw = cmd.optsWithGlobals();
     const input = { encoding: raw.encoding as InputEncoding | undefined, allowChanging: raw.allowChangingInput === true };
-    const ctx = createContext({ ...io, input }, raw);
+    const ctx = createContext({ ...io, input, csv: { raw: raw.csvRaw === true } }, raw);
     jsonErrors = ctx.globals.output === 'json';
     try {
       const code = await handler(ctx, cmd.processedArgs ?? [], cmd.opts() as never, cmd);

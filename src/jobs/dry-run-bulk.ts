@@ -1,6 +1,5 @@
 import type { Writable } from 'node:stream';
-import { finished } from 'node:stream/promises';
-import { stringify } from 'csv-stringify';
+import { CsvStream, type CsvWriteOptions } from '../ingest/table/writer.js';
 import { ValidationError } from '../errors.js';
 import type { DryRunRequest } from '../schema/index.js';
 import type { DryRunFile } from '../ingest/dry-run-input.js';
@@ -86,20 +85,16 @@ export async function runDryRunBulk(
 }
 
 /** CSV writer of the results: the input's header plus pass and reason. The caller owns `out`. */
-export function dryRunCsvWriter(header: readonly string[], out: Writable): { write(r: DryRunRowResult): Promise<void>; end(): Promise<void> } {
-  const csv = stringify({ header: true, columns: [...header, PASS_COLUMN, REASON_COLUMN] });
-  csv.pipe(out, { end: false });
+export function dryRunCsvWriter(header: readonly string[], out: Writable, options: CsvWriteOptions = {}): { write(r: DryRunRowResult): Promise<void>; end(): Promise<void> } {
+  const csv = new CsvStream(out, [...header, PASS_COLUMN, REASON_COLUMN], options);
   return {
     async write(r) {
       const cells = header.map((_, i) => r.cells[i] ?? '');
       // Rows longer than the header keep their extra cells in the reason, so nothing is lost.
       const extra = r.cells.length > header.length ? ` (extra cells: ${r.cells.slice(header.length).join(' | ')})` : '';
-      if (!csv.write([...cells, r.pass, r.reason + extra])) await new Promise((resolve) => csv.once('drain', resolve));
+      await csv.write([...cells, r.pass, r.reason + extra]);
     },
-    async end() {
-      csv.end();
-      await finished(csv);
-    },
+    end: () => csv.end(),
   };
 }
 

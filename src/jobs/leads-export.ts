@@ -1,9 +1,5 @@
-import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
-import { finished } from 'node:stream/promises';
-import { stringify } from 'csv-stringify';
+import { CsvStream } from '../ingest/table/writer.js';
 import type { DictionaryEntry } from '../ingest/dictionary-columns.js';
 import { mapOrdered } from './ordered-pool.js';
 import { attemptRecord, failedRecordsExitCode, reasonOf } from './record-retry.js';
@@ -26,6 +22,8 @@ export interface ExportOptions {
   retryDelayMs?: number;
   perPage?: number;
   signal?: AbortSignal;
+  /** --csv-raw: no formula neutralising. */
+  csvRaw?: boolean;
 }
 
 export type ExportEvent =
@@ -61,9 +59,8 @@ export async function exportLeads(
   }
   onEvent({ type: 'ids', total: ids.length });
 
-  const csv = stringify({ header: true, columns: options.columns.map((c) => ({ key: c.id, header: c.column })), cast: { boolean: (b) => String(b) } });
   // The caller owns `out` (it may be stdout, which must not be ended).
-  csv.pipe(out, { end: false });
+  const csv = new CsvStream(out, options.columns.map((c) => c.column), { raw: options.csvRaw });
   const known = new Set(options.columns.map((c) => c.id));
   const reportUnknown = options.mapIds === undefined;
   const missing: MissingLead[] = [];
@@ -83,13 +80,12 @@ export async function exportLeads(
     const id = ids[i++]!;
     done++;
     if (result.ok) {
-      const row: Record<string, unknown> = {};
-      for (const [mapId, value] of Object.entries(result.value)) row[mapId] = cell(value);
+      const row = options.columns.map((c) => (result.value as Record<string, unknown>)[c.id]);
       if (reportUnknown) {
         const extra = Object.keys(result.value).filter((k) => !known.has(k));
         if (extra.length) onEvent({ type: 'unknown-columns', leadId: id, mapIds: extra });
       }
-      if (!csv.write(row)) await new Promise((resolve) => csv.once('drain', resolve));
+      await csv.write(row);
       exported++;
     } else {
       missing.push({ lead_id: id, attempts: result.attempts, reason: reasonOf(result.error) });
@@ -97,40 +93,6 @@ export async function exportLeads(
     }
     onEvent({ type: 'lead', done, total: ids.length, failed: missing.length });
   }
-  csv.end();
-  await finished(csv);
+  await csv.end();
   return { ids: ids.length, exported, missing, missingExitCode: failures.length ? failedRecordsExitCode(failures) : 0 };
-}
-
-/** Values come in their natural JSON types; CSV wants text. Objects keep their JSON form. */
-function cell(value: unknown): unknown {
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'object') return JSON.stringify(value);
-  return value;
-}
-
-/**
- * The export goes to `FILE.partial` and is renamed when complete, so a file with the final
- * name is never half-written (a crash or Ctrl-C leaves only the .partial).
- */
-export async function exportToFile<T>(path: string, run: (out: Writable) => Promise<T>): Promise<T> {
-  const partial = `${path}.partial`;
-  const out = createWriteStream(partial, { mode: 0o600 });
-  try {
-    const result = await run(out);
-    out.end();
-    await finished(out);
-    await rename(partial, path);
-    return result;
-  } catch (err) {
-    // The file is opened asynchronously: wait until the stream has closed, or a late open
-    // would create the .partial file again after it was removed.
-    if (!out.closed) {
-      const closed = once(out, 'close');
-      out.destroy();
-      await closed;
-    }
-    await rm(partial, { force: true });
-    throw err;
-  }
 }

@@ -42,7 +42,7 @@ export type ListUploadEvent =
   | { type: 'uploading'; items: number };
 
 export interface ListUploadDeps {
-  io: Pick<IO, 'stdin' | 'cwd' | 'now'>;
+  io: Pick<IO, 'stdin' | 'cwd' | 'now' | 'input' | 'csv'>;
   /** The client, asked for only when something is to be sent. */
   api?: () => Promise<ListApi>;
   onEvent?: (event: ListUploadEvent) => void;
@@ -132,7 +132,7 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
     throw new UsageError(`--rejects ${options.rejectsPath} is the input file itself; name another file`);
   }
   const source = await openInput(options.input, deps.io);
-  const rejects = options.rejectsPath ? await ListRejectsWriter.open(options.rejectsPath, deps.io.cwd, source.name) : undefined;
+  const rejects = options.rejectsPath ? await ListRejectsWriter.open(options.rejectsPath, deps.io.cwd, source.name, { raw: deps.io.csv?.raw }) : undefined;
   try {
     const reader = await openListReader(source, {
       column: options.column,

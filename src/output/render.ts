@@ -40,6 +40,8 @@ export interface OutputSettings {
   format: OutputFormat;
   /** Colours in tables. */
   color: boolean;
+  /** --csv-raw: CSV values exactly, no formula neutralising. */
+  csvRaw?: boolean;
 }
 
 function rawValue<T>(column: Column<T>, row: T): unknown {
@@ -58,14 +60,6 @@ function humanText<T>(column: Column<T>, row: T): string {
   return text;
 }
 
-/** csv-stringify writes booleans as 1 and an empty cell; scripts expect true and false. */
-const CSV_OPTIONS = { cast: { boolean: (value: boolean) => String(value) } };
-
-function csvCell(value: unknown): unknown {
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'object') return JSON.stringify(value);
-  return value;
-}
 
 export function projectRow<T>(row: T, columns: readonly Column<T>[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -175,20 +169,21 @@ export class Output {
       };
     }
     if (format === 'csv') {
-      const { stringify } = await import('csv-stringify/sync');
+      const { csvLine } = await import('../ingest/table/writer.js');
+      const csv = { raw: this.settings.csvRaw };
       let first = true;
       return {
         write: async (row) => {
-          const line = stringify([columns.map((c) => csvCell(rawValue(c, row)))], CSV_OPTIONS);
+          const line = csvLine(columns.map((c) => rawValue(c, row)), csv);
           if (first) {
             first = false;
-            await this.write(stringify([columns.map((c) => c.key)]) + line);
+            await this.write(csvLine(columns.map((c) => c.key), csv) + line);
           } else {
             await this.write(line);
           }
         },
         end: async () => {
-          if (first) await this.write(stringify([columns.map((c) => c.key)]));
+          if (first) await this.write(csvLine(columns.map((c) => c.key), csv));
         },
       };
     }
@@ -203,9 +198,11 @@ export class Output {
   }
 
   private async csv<T>(rows: readonly T[], columns: readonly Column<T>[], header: boolean): Promise<string> {
-    const { stringify } = await import('csv-stringify/sync');
-    const records = rows.map((row) => columns.map((c) => csvCell(rawValue(c, row))));
-    return stringify(header ? [columns.map((c) => c.key), ...records] : records, CSV_OPTIONS);
+    const { csvLine } = await import('../ingest/table/writer.js');
+    const csv = { raw: this.settings.csvRaw };
+    let text = header ? csvLine(columns.map((c) => c.key), csv) : '';
+    for (const row of rows) text += csvLine(columns.map((c) => rawValue(c, row)), csv);
+    return text;
   }
 
   private async table<T>(rows: readonly T[], columns: readonly Column<T>[]): Promise<string> {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -126,5 +126,44 @@ describe('sizes', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/huge-cell\.csv, row 4, column 6: the row is longer than 4 MiB/);
     expect(r.stderr.length).toBeLessThan(2000);
+  });
+});
+
+describe('files leadctl writes', () => {
+  it('dry-run --out naming a directory is refused before any row is checked (exit 2)', async () => {
+    writeFileSync(join(work, 'applicants.csv'), 'ssn,email\n123456789,a@example.com\n');
+    const before = (await sandbox.stats()).requests.by_route['POST /api/v1/lead-management/dry-run'] ?? 0;
+    const r = await runBinary(['dry-run', '--file', 'applicants.csv', '--out', '.', '-o', 'json'], { env, cwd: work });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--out \. is a directory/);
+    expect((await sandbox.stats()).requests.by_route['POST /api/v1/lead-management/dry-run'] ?? 0).toBe(before);
+  });
+
+  it('dry-run --out neutralises spreadsheet formulas from the input (0600, no .partial left); --csv-raw writes them as they are', async () => {
+    writeFileSync(join(work, 'formulas.csv'), 'ssn,email,note\n123456789,a@example.com,"=HYPERLINK(""http://x"",""y"")"\n234567890,b@example.com,@SUM(1)\n');
+    const safe = await runBinary(['dry-run', '--file', 'formulas.csv', '--out', 'checked.csv', '-o', 'json'], { env, cwd: work });
+    expect(safe.code).toBe(0);
+    const text = readFileSync(join(work, 'checked.csv'), 'utf8');
+    expect(text).toContain(`"'=HYPERLINK(""http://x"",""y"")"`);
+    expect(text).toContain("'@SUM(1)");
+    expect(statSync(join(work, 'checked.csv')).mode & 0o777).toBe(0o600);
+    expect(existsSync(join(work, 'checked.csv.partial'))).toBe(false);
+    const raw = await runBinary(['dry-run', '--file', 'formulas.csv', '--out', 'raw.csv', '--csv-raw', '-o', 'json'], { env, cwd: work });
+    expect(raw.code).toBe(0);
+    expect(readFileSync(join(work, 'raw.csv'), 'utf8')).toMatch(/\n234567890,b@example.com,@SUM\(1\),/);
+  });
+
+  it('the rejects file of a push neutralises a formula in an id from the export', async () => {
+    const lines = exportLines();
+    const cells = lines[1]!.split(',');
+    cells[0] = '=cmd';
+    cells[7] = 'not money';
+    lines[1] = cells.join(',');
+    writeFileSync(join(work, 'formula-id.csv'), lines.join('\n') + '\n');
+    const r = await validate('formula-id.csv', ['--rejects', 'formula-rejects.csv']);
+    expect(r.code).toBe(4);
+    const rejects = readFileSync(join(work, 'formula-rejects.csv'), 'utf8');
+    expect(rejects).toContain(",'=cmd,");
+    expect(rejects).not.toMatch(/(^|,)=cmd/m);
   });
 });

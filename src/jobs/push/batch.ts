@@ -129,7 +129,7 @@ class BatchRun {
   }
 
   private newRejectsWriter(): RejectsWriter {
-    return new RejectsWriter(this.request.rejectsPath ?? defaultRejectsName(this.started), this.io.cwd, this.sources, this.request.rejectsPath !== undefined);
+    return new RejectsWriter(this.request.rejectsPath ?? defaultRejectsName(this.started), this.io.cwd, this.sources, this.request.rejectsPath !== undefined, { raw: this.io.csv?.raw });
   }
 
   async execute(): Promise<PushOutcome> {

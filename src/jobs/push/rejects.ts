@@ -1,7 +1,4 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { stringify } from 'csv-stringify/sync';
-import { InputError } from '../../errors.js';
+import { CsvFile, type CsvWriteOptions } from '../../ingest/table/writer.js';
 import type { Reject } from './validate.js';
 
 /**
@@ -16,32 +13,36 @@ export const REJECT_COLUMNS = ['source_file', 'row', 'customer_id', 'loan_id', '
 const FLUSH_AT = 256;
 
 export class RejectsWriter {
-  private fd: number | undefined;
+  private readonly file: CsvFile;
   private pending: string[][] = [];
-  private written = 0;
-  readonly path: string;
 
   /**
    * `explicit`: the user named the file, so it is created now (with just the header if nothing is
-   * rejected), which lets a cron script rely on it. Otherwise it appears only when needed.
+   * rejected), which lets a cron script rely on it. Otherwise it appears only when needed. Either
+   * way the path is checked now, before any work.
    */
   constructor(
     path: string,
     cwd: string,
     private readonly sources: readonly string[],
     readonly explicit: boolean,
+    options: CsvWriteOptions = {},
   ) {
-    this.path = resolve(cwd, path);
-    if (explicit) this.open();
+    this.file = new CsvFile(path, cwd, REJECT_COLUMNS, { ...options, what: 'the rejects file' });
+    if (explicit) this.file.open();
+  }
+
+  get path(): string {
+    return this.file.path;
   }
 
   get count(): number {
-    return this.written + this.pending.length;
+    return this.file.count + this.pending.length;
   }
 
-  /** True once the file exists on disk. */
+  /** True once the file exists on disk (as NAME.partial until closed). */
   get created(): boolean {
-    return this.fd !== undefined || this.written > 0;
+    return this.file.opened || this.file.count > 0;
   }
 
   add(reject: Reject): void {
@@ -57,27 +58,13 @@ export class RejectsWriter {
   }
 
   flush(): void {
-    if (this.pending.length === 0) return;
-    this.open();
-    writeSync(this.fd!, stringify(this.pending));
-    this.written += this.pending.length;
+    this.file.writeRows(this.pending);
     this.pending = [];
   }
 
   close(): void {
     this.flush();
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
-  }
-
-  private open(): void {
-    if (this.fd !== undefined) return;
-    try {
-      this.fd = openSync(this.path, 'w', 0o600);
-    } catch (err) {
-      throw new InputError(`cannot write the rejects file: ${(err as Error).message}`, { file: this.path });
-    }
-    writeSync(this.fd, stringify([[...REJECT_COLUMNS]]));
+    this.file.close();
   }
 }
 

@@ -53,7 +53,7 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
   const level = PLURAL[kind];
   let client: ApiClient | undefined;
   const staging = new Staging(io.env.LEADCTL_TMPDIR || undefined);
-  const rejects = new RejectsWriter(request.rejectsPath ?? defaultRejectsName(started), io.cwd, staging.sources, request.rejectsPath !== undefined);
+  const rejects = new RejectsWriter(request.rejectsPath ?? defaultRejectsName(started), io.cwd, staging.sources, request.rejectsPath !== undefined, { raw: io.csv?.raw });
   const abort = new AbortController();
   let release: (() => void) | undefined;
   let stop: StopReason | undefined;

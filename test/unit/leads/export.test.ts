@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { exportLeads, exportToFile } from '../../../src/jobs/leads-export.js';
+import { exportLeads } from '../../../src/jobs/leads-export.js';
+import { exportToFile } from '../../../src/ingest/table/writer.js';
 import { AuthError, NotFoundError, ServiceError } from '../../../src/errors.js';
 import type { DictionaryEntry } from '../../../src/ingest/dictionary-columns.js';
 

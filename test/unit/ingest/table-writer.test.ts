@@ -1,0 +1,72 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { TableReader } from '../../../src/ingest/table/reader.js';
+import { checkOutputPath, CsvFile, csvCellText, csvLine } from '../../../src/ingest/table/writer.js';
+
+const work = mkdtempSync(join(tmpdir(), 'leadctl-writer-'));
+
+describe('the one CSV writer', () => {
+  it.each([
+    ['=HYPERLINK("http://x","y")', `'=HYPERLINK("http://x","y")`],
+    ['@SUM(A1:A2)', "'@SUM(A1:A2)"],
+    ['+1-800-FLOWERS', "'+1-800-FLOWERS"],
+    ['-cmd', "'-cmd"],
+    ['\tx', "'\tx"],
+    ['\rx', "'\rx"],
+    ['-12.5', '-12.5'],
+    ['+3', '+3'],
+    ['1e-5', '1e-5'],
+    ['plain', 'plain'],
+  ])('neutralises formulas: %j becomes %j', (value, written) => {
+    expect(csvCellText(value)).toBe(written);
+    expect(csvCellText(value, { raw: true })).toBe(value);
+  });
+
+  it('writes numbers with their sign, booleans as words, objects as JSON, nothing for null', () => {
+    expect(csvLine([-4, true, false, null, undefined, { a: 1 }])).toBe('-4,true,false,,,"{""a"":1}"\n');
+  });
+
+  it('no written cell starts with a formula character unless raw, and the reader reads back what was meant', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.string({ maxLength: 12 }), { minLength: 2, maxLength: 5 }), { minLength: 1, maxLength: 8 }), (rows) => {
+        const text = rows.map((r) => csvLine(r)).join('');
+        const back: string[][] = [];
+        const reader = new TableReader({ delimiter: ',', file: 'w.csv' });
+        reader.write(text, (cells) => back.push(cells));
+        reader.end((cells) => back.push(cells));
+        expect(back).toHaveLength(rows.length);
+        back.forEach((cells, i) =>
+          cells.forEach((cell, j) => {
+            expect(/^[=+\-@\t\r]/.test(cell) && !/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(cell)).toBe(false);
+            expect(cell === rows[i]![j] || cell === `'${rows[i]![j]}`).toBe(true);
+          }),
+        );
+      }),
+      { seed: 4242, numRuns: 300 },
+    );
+  });
+
+  it('writes NAME.partial with mode 0600 and renames it when closed; abort leaves nothing', () => {
+    const file = new CsvFile('out.csv', work, ['a', 'b'], { what: 'the test file' });
+    file.writeRows([['=1+1', 2]]);
+    expect(existsSync(join(work, 'out.csv'))).toBe(false);
+    expect(statSync(join(work, 'out.csv.partial')).mode & 0o777).toBe(0o600);
+    file.close();
+    expect(readFileSync(join(work, 'out.csv'), 'utf8')).toBe("a,b\n'=1+1,2\n");
+    const aborted = new CsvFile('gone.csv', work, ['a'], { what: 'the test file' });
+    aborted.writeRows([['x']]);
+    aborted.abort();
+    expect(existsSync(join(work, 'gone.csv'))).toBe(false);
+    expect(existsSync(join(work, 'gone.csv.partial'))).toBe(false);
+  });
+
+  it('refuses a directory or a missing folder before anything is written', () => {
+    mkdirSync(join(work, 'a-dir'));
+    expect(() => checkOutputPath('a-dir', work, '--out')).toThrow(/--out a-dir is a directory; name a file/);
+    expect(() => checkOutputPath('no/such/x.csv', work, '--out')).toThrow(/cannot write --out no\/such\/x\.csv: its folder does not exist/);
+    expect(checkOutputPath('fine.csv', work, '--out')).toBe(join(work, 'fine.csv'));
+  });
+});
