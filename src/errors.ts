@@ -187,3 +187,12 @@ export class InterruptedError extends LeadctlError {
 export function isLeadctlError(e: unknown): e is LeadctlError {
   return e instanceof LeadctlError;
 }
+
+/** Longer values are cut in messages: a 20 MB cell must not become 20 MB of stderr. */
+const QUOTE_MAX = 60;
+
+/** A value as messages and rejects files quote it: `"AAAA…" (20,000,000 chars)` when long. */
+export function quoteValue(value: string, max: number = QUOTE_MAX): string {
+  if (value.length <= max) return `"${value}"`;
+  return `"${value.slice(0, max)}…" (${value.length.toLocaleString('en-US')} chars)`;
+}

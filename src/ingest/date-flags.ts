@@ -33,6 +33,7 @@ export function parseDateTimeFlag(value: string, flag = '--datetime'): string {
   }
   const parsed = DateTime.fromISO(value, { setZone: true });
   if (!parsed.isValid) throw new UsageError(`${flag} "${value}" is not a real date and time (${parsed.invalidExplanation ?? parsed.invalidReason})`);
+  if (Math.abs(parsed.offset) > MAX_OFFSET_MINUTES) throw new UsageError(`${flag} "${value}": a zone offset is at most ±14:00`);
   return parsed.toUTC().startOf('second').toFormat("yyyy-MM-dd'T'HH:mm:ss'Z'");
 }
 
@@ -50,3 +51,6 @@ export function parseRetries(value: string, flag = '--retries'): number {
   if (!/^\d+$/.test(value.trim()) || Number(value) > 10) throw new UsageError(`${flag} must be a whole number from 0 to 10, got "${value}"`);
   return Number(value);
 }
+
+/** Real zones span UTC-12:00 to UTC+14:00; ISO 8601 allows ±14:00 at most. */
+export const MAX_OFFSET_MINUTES = 14 * 60;

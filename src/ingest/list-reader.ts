@@ -380,7 +380,7 @@ function cellOf({ record, raw }: CsvRecord, ctx: { choice: ColumnChoice; delimit
 
 function truncate(raw: string): string {
   const text = raw.replace(/[\r\n]+$/, '');
-  return text.length > 120 ? text.slice(0, 117) + '...' : text;
+  return text.length > 120 ? `${text.slice(0, 117)}… (${text.length.toLocaleString('en-US')} chars)` : text;
 }
 
 async function* batchCells(cells: AsyncIterable<ListCell>, startRow: number, batchSize: number): AsyncGenerator<RowBatch> {

@@ -1,4 +1,6 @@
 import { DateTime, Info, type Zone } from 'luxon';
+import { quoteValue } from '../errors.js';
+import { MAX_OFFSET_MINUTES } from './date-flags.js';
 
 /**
  * Dates and datetimes of an export → the API's `YYYY-MM-DD` and UTC `YYYY-MM-DDTHH:mm:ssZ`.
@@ -389,10 +391,10 @@ export function compileDateParser(formats: readonly string[]): DateParser {
     for (const read of readers) {
       const f = read(text);
       if (f === undefined) continue;
-      if (f === null) return { ok: false, reason: `"${text}" is not a real date` };
+      if (f === null) return { ok: false, reason: `${quoteValue(text)} is not a real date` };
       return { ok: true, value: formatDate(f.year, f.month, f.day) };
     }
-    return { ok: false, reason: `"${text}" does not match ${expected}` };
+    return { ok: false, reason: `${quoteValue(text)} does not match ${expected}` };
   };
 }
 
@@ -414,12 +416,12 @@ export function compileDateTimeParser(formats: readonly string[], zone: Zone): D
     for (const read of readers) {
       const ms = read(text);
       if (ms === undefined) continue;
-      if (ms === null) return { ok: false, reason: `"${text}" is not a real date and time` };
+      if (ms === null) return { ok: false, reason: `${quoteValue(text)} is not a real date and time` };
       const value = formatInstant(ms);
-      if (value === undefined) return { ok: false, reason: `"${text}" is outside the years 1000–9999` };
+      if (value === undefined) return { ok: false, reason: `${quoteValue(text)} is outside the years 1000–9999` };
       return { ok: true, value };
     }
-    return { ok: false, reason: `"${text}" does not match ${expected}` };
+    return { ok: false, reason: `${quoteValue(text)} does not match ${expected}` };
   };
 }
 
@@ -471,14 +473,14 @@ function compileInstantReader(format: string, converter: ZoneConverter): Instant
       // Other ISO forms: with an offset it names an instant; without one it is wall-clock time.
       const withOffset = DateTime.fromISO(text, { zone: 'UTC', setZone: true });
       if (!withOffset.isValid) return withOffset.invalidReason === 'unit out of range' ? null : undefined;
-      if (/(Z|[+-]\d{2}(:?\d{2})?)$/i.test(text)) return withOffset.toMillis();
+      if (/(Z|[+-]\d{2}(:?\d{2})?)$/i.test(text)) return Math.abs(withOffset.offset) > MAX_OFFSET_MINUTES ? null : withOffset.toMillis();
       return converter.toInstant(localMs(withOffset));
     };
   }
   if (hasOffsetToken(format)) {
     return (text) => {
       const parsed = DateTime.fromFormat(text, format, { zone: converter.zone, setZone: true });
-      if (parsed.isValid) return parsed.toMillis();
+      if (parsed.isValid) return Math.abs(parsed.offset) > MAX_OFFSET_MINUTES ? null : parsed.toMillis();
       return parsed.invalidReason === 'unit out of range' ? null : undefined;
     };
   }

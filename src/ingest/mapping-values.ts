@@ -3,6 +3,8 @@
  * the value, or a reason in words; none throws, because a bad cell rejects a record, not the run.
  */
 
+import { quoteValue } from '../errors.js';
+
 export type Converted<T> = { ok: true; value: T } | { ok: false; reason: string };
 
 export type MoneyUnit = 'dollars' | 'cents';
@@ -42,7 +44,7 @@ export function parseMoneyGeneral(text: string, unit: MoneyUnit): Converted<numb
   if (unit === 'cents') {
     const m = WHOLE.exec(s);
     if (m === null) {
-      if (/^[\d,]+\.\d*$/.test(s)) return { ok: false, reason: `"${text}" is not a whole number of cents` };
+      if (/^[\d,]+\.\d*$/.test(s)) return { ok: false, reason: `${quoteValue(text)} is not a whole number of cents` };
       return bad(text, unit);
     }
     return finish(Number(m[1]!.replace(/,/g, '')), negative, text);
@@ -51,7 +53,7 @@ export function parseMoneyGeneral(text: string, unit: MoneyUnit): Converted<numb
   if (m === null || (m[1] === undefined && !m[2])) return bad(text, unit);
   const whole = m[1] === undefined ? 0 : Number(m[1].replace(/,/g, ''));
   const fraction = m[2] ?? '';
-  if (/[1-9]/.test(fraction.slice(2))) return { ok: false, reason: `"${text}" has a fraction of a cent` };
+  if (/[1-9]/.test(fraction.slice(2))) return { ok: false, reason: `${quoteValue(text)} has a fraction of a cent` };
   const cents = fraction === '' ? 0 : Number(fraction.slice(0, 2).padEnd(2, '0'));
   return finish(whole * 100 + cents, negative, text);
 }
@@ -101,23 +103,23 @@ function fastDollars(text: string): number | undefined {
 }
 
 function finish(cents: number, negative: boolean, text: string): Converted<number> {
-  if (!Number.isSafeInteger(cents)) return { ok: false, reason: `"${text}" is too large` };
+  if (!Number.isSafeInteger(cents)) return { ok: false, reason: `${quoteValue(text)} is too large` };
   return { ok: true, value: negative && cents !== 0 ? -cents : cents };
 }
 
 function bad(text: string, unit: MoneyUnit): Converted<number> {
   return {
     ok: false,
-    reason: unit === 'dollars' ? `"${text}" is not an amount in dollars (like $1,234.56)` : `"${text}" is not a whole number of cents`,
+    reason: unit === 'dollars' ? `${quoteValue(text)} is not an amount in dollars (like $1,234.56)` : `${quoteValue(text)} is not a whole number of cents`,
   };
 }
 
 /** A service id (lead_id, management_system_id): digits only. */
 export function parseWholeNumber(text: string): Converted<number> {
   const s = text.trim();
-  if (!/^\d+$/.test(s)) return { ok: false, reason: `"${text}" is not a whole number` };
+  if (!/^\d+$/.test(s)) return { ok: false, reason: `${quoteValue(text)} is not a whole number` };
   const n = Number(s);
-  if (!Number.isSafeInteger(n)) return { ok: false, reason: `"${text}" is too large` };
+  if (!Number.isSafeInteger(n)) return { ok: false, reason: `${quoteValue(text)} is too large` };
   return { ok: true, value: n };
 }
 
@@ -132,7 +134,7 @@ export function parseBoolean(text: string): Converted<boolean> {
   const s = text.trim().toLowerCase();
   if (TRUE_WORDS.has(s)) return TRUE;
   if (FALSE_WORDS.has(s)) return FALSE;
-  return { ok: false, reason: `"${text}" is not a yes/no value (Y/N, yes/no, true/false, 1/0)` };
+  return { ok: false, reason: `${quoteValue(text)} is not a yes/no value (Y/N, yes/no, true/false, 1/0)` };
 }
 
 /** Case, spaces and punctuation do not matter when matching names: `PAID_IN_FULL` = `Paid In Full`. */
@@ -150,7 +152,7 @@ export function enumMatcher(values: readonly string[]): (text: string) => Conver
     let result = seen.get(text);
     if (result !== undefined) return result;
     const exact = byKey.get(looseKey(text));
-    result = exact !== undefined ? { ok: true, value: exact } : { ok: false, reason: `"${text}" is not one of: ${listed} (add it to the field's "values" map)` };
+    result = exact !== undefined ? { ok: true, value: exact } : { ok: false, reason: `${quoteValue(text)} is not one of: ${listed} (add it to the field's "values" map)` };
     if (seen.size < 1000) seen.set(text, result);
     return result;
   };

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -76,8 +76,16 @@ export class Staging {
     parentDir: string = tmpdir(),
     readonly sources: string[] = [],
   ) {
-    this.dir = mkdtempSync(join(parentDir, 'leadctl-staging-'));
-    this.db = new Database(join(this.dir, 'staging.sqlite'));
+    removeStaleStaging(parentDir);
+    // mkdtemp makes the folder 0700; the file is created 0600 before SQLite opens it (it holds
+    // full SSNs and account numbers), and a note of the owning process lets a later run remove
+    // what a killed one (SIGKILL, power loss) left behind.
+    this.dir = mkdtempSync(join(parentDir, STAGING_PREFIX));
+    writeFileSync(join(this.dir, OWNER_FILE), String(process.pid), { mode: 0o600 });
+    const file = join(this.dir, 'staging.sqlite');
+    closeSync(openSync(file, 'w', 0o600));
+    process.once('exit', this.removeAtExit);
+    this.db = new Database(file);
     this.db.pragma('journal_mode = OFF');
     this.db.pragma('synchronous = OFF');
     this.db.pragma('locking_mode = EXCLUSIVE');
@@ -248,11 +256,66 @@ export class Staging {
 
   /** Closes and deletes the file. Safe to call twice. */
   close(): void {
+    process.off('exit', this.removeAtExit);
     try {
       if (this.db.open) this.db.close();
     } finally {
       rmSync(this.dir, { recursive: true, force: true });
     }
+  }
+
+  /** An exit that skipped close (an unexpected error, process.exit) still removes the file. */
+  private readonly removeAtExit = (): void => {
+    try {
+      if (this.db.open) this.db.close();
+    } catch {
+      // the folder goes anyway
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  };
+}
+
+const STAGING_PREFIX = 'leadctl-staging-';
+const OWNER_FILE = 'owner.pid';
+
+/** Staging folders of this user whose run is gone (killed before it could clean up). */
+export function removeStaleStaging(parentDir: string): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(parentDir).filter((n) => n.startsWith(STAGING_PREFIX));
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    const dir = join(parentDir, name);
+    try {
+      const info = statSync(dir);
+      if (!info.isDirectory() || (typeof process.getuid === 'function' && info.uid !== process.getuid())) continue;
+      let pid: number | undefined;
+      try {
+        pid = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'));
+      } catch {
+        pid = undefined;
+      }
+      // A folder without an owner note is one being created right now, unless it is old.
+      if (pid === undefined ? Date.now() - info.mtimeMs < 60 * 60 * 1000 : isAlive(pid)) continue;
+      rmSync(dir, { recursive: true, force: true });
+      removed.push(dir);
+    } catch {
+      // another run removed it first
+    }
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -41,6 +41,13 @@ describe('datetimes in a local zone → UTC', () => {
     expect(iso('2026-11-20T18:05:00')).toEqual({ ok: true, value: '2026-11-21T00:05:00Z' });
     expect(iso('2026-02-30T00:00:00Z').ok).toBe(false);
   });
+  it('refuses a zone offset beyond ±14:00, in ISO and in formats with an offset token', () => {
+    const iso = compileDateTimeParser(['iso'], chicago);
+    expect(iso('2026-11-20T18:05:00+14:00')).toEqual({ ok: true, value: '2026-11-20T04:05:00Z' });
+    expect(iso('2026-11-20T18:05:00+25:00').ok).toBe(false);
+    expect(iso('2026-11-20T18:05:00-14:30').ok).toBe(false);
+    expect(parse(['yyyy-MM-dd HH:mm ZZ'], '2026-11-20 18:05 +15:00').ok).toBe(false);
+  });
   it('hands formats it does not compile to luxon (month names, offsets)', () => {
     expect(parse(['dd MMM yyyy HH:mm'], '20 Nov 2026 18:05')).toEqual({ ok: true, value: '2026-11-21T00:05:00Z' });
     expect(parse(['yyyy-MM-dd HH:mm ZZ'], '2026-11-20 18:05 -05:00')).toEqual({ ok: true, value: '2026-11-20T23:05:00Z' });

@@ -28,6 +28,10 @@ describe('parseDateTimeFlag', () => {
     expect(() => parseDateTimeFlag('2024-02-30T14:00:00Z')).toThrow(/not a real date and time/);
     expect(() => parseDateTimeFlag('2024-01-05T25:00:00Z')).toThrow(/not a real date and time/);
   });
+  it('refuses an offset beyond ±14:00', () => {
+    expect(parseDateTimeFlag('2024-01-05T14:00:00+14:00')).toBe('2024-01-05T00:00:00Z');
+    expect(() => parseDateTimeFlag('2024-01-05T14:00:00+25:00')).toThrow(/at most ±14:00/);
+  });
 });
 
 describe('parsePositiveInt', () => {
