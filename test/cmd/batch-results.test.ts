@@ -50,6 +50,14 @@ async function run(s: ContractServer, argv: string[], state = 'state') {
 
 const batch = ['customers', 'batch', 'export/export.csv', '--mapping', MAPPING];
 
+/** Every record read ends in exactly one place, unconfirmed included (docs/push.md, "Where every record ends"). */
+function expectAccountedFor(summary: Record<string, Record<string, number>>) {
+  for (const level of ['customers', 'loans', 'payments']) {
+    const l = summary[level]!;
+    expect(l.accepted! + l.rejected! + l.duplicates! + l.unconfirmed! + l.not_sent!, level).toBe(l.read);
+  }
+}
+
 describe('a batch answered 2xx without per-record detail', () => {
   it.each(['empty-object', 'no-content', 'data-object'] as const)('%s: every record is unconfirmed, at every level, none accepted', async (answer) => {
     const s = await server({ batchAnswer: answer });
@@ -61,6 +69,7 @@ describe('a batch answered 2xx without per-record detail', () => {
     expect(summary.loans.accepted).toBe(0);
     expect(summary.payments.unconfirmed).toBe(summary.payments.sent);
     expect(summary.payments.unconfirmed).toBeGreaterThan(0);
+    expectAccountedFor(summary);
     expect(res.stderr).toMatch(/without a verdict per record \(4 customers unconfirmed\)/);
   });
 
@@ -89,6 +98,7 @@ describe('a batch refused as a whole (HTTP 422)', () => {
     const summary = JSON.parse(first.stdout);
     expect(summary.customers).toMatchObject({ read: 4, sent: 4, rejected: 2, unconfirmed: 2, accepted: 0, not_sent: 0 });
     expect(summary.requests).toMatchObject({ total: 2, sent: 2 });
+    expectAccountedFor(summary);
     expect(first.stderr).toMatch(/request 1 refused by the service \(HTTP 422\): 2 customers.* rejected; --resume sends it again/);
     expect(first.stderr).not.toMatch(/request 1 accepted/);
     const rejects = readFileSync(join(work, 'refused.csv'), 'utf8');
@@ -104,5 +114,6 @@ describe('a batch refused as a whole (HTTP 422)', () => {
     const resumed = JSON.parse(second.stdout);
     expect(resumed.requests).toMatchObject({ sent: 1, acknowledged_before: 1 });
     expect(resumed.customers).toMatchObject({ read: 4, unconfirmed: 4, rejected: 0, accepted: 0 });
+    expectAccountedFor(resumed);
   });
 });
