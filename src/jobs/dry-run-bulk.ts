@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { CsvStream, type CsvWriteOptions } from '../ingest/table/writer.js';
-import { ValidationError } from '../errors.js';
+import { ExitCode, LeadctlError, ValidationError } from '../errors.js';
 import type { DryRunRequest } from '../schema/index.js';
 import type { DryRunFile } from '../ingest/dry-run-input.js';
 import { mapOrdered } from './ordered-pool.js';
@@ -30,6 +30,8 @@ export interface DryRunBulkSummary {
   errors: number;
   /** Failures counted by the service's reason. */
   reasons: Record<string, number>;
+  /** rows = passed + failed + invalid + errors, checked on every run. */
+  accounting?: { balanced: boolean };
 }
 
 export interface DryRunBulkOptions {
@@ -80,6 +82,11 @@ export async function runDryRunBulk(
     } else if (result.status === 'invalid') summary.invalid++;
     else summary.errors++;
     await onRow(result);
+  }
+  const accounted = summary.passed + summary.failed + summary.invalid + summary.errors;
+  summary.accounting = { balanced: accounted === summary.rows };
+  if (!summary.accounting.balanced) {
+    throw new LeadctlError('internal', ExitCode.UNEXPECTED, `${file.name}: the counts do not add up (${summary.rows} rows, ${accounted} accounted for): a bug in leadctl`);
   }
   return summary;
 }

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { ApiClient } from '../api/client.js';
 import type { IO } from '../cli/io.js';
-import { UsageError, ValidationError } from '../errors.js';
+import { ExitCode, LeadctlError, UsageError, ValidationError } from '../errors.js';
 import { createDistinctSet, digitsToNumber, isNumericDistinctSet } from '../ingest/dedupe.js';
 import { isRowProblem } from '../ingest/list-cells.js';
 import { headerMatcher, LIST_VALUE_KINDS, normaliserFor, spreadsheetHint } from '../ingest/list-normalise.js';
@@ -73,6 +73,8 @@ export interface ListUploadSummary {
   validate_only: boolean;
   rejects_file: string | null;
   elapsed_seconds: number;
+  /** rows_read = blank + valid + rejected, checked on every run. */
+  accounting?: { balanced: boolean; rows_read: number; accounted_for: number };
 }
 
 /**
@@ -241,6 +243,12 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
     };
     const finish = (outcome: ListUploadOutcome, extra: Partial<ListUploadResult> = {}): ListUploadResult => {
       summary.elapsed_seconds = Math.round(deps.io.now().getTime() - started) / 1000;
+      // Every row read ends blank, valid or rejected; a service refusal adds its rejects on top of ours.
+      const accounted = summary.blank + summary.valid + summary.rejected;
+      summary.accounting = { balanced: outcome === 'refused' ? summary.rows_read <= accounted : summary.rows_read === accounted, rows_read: summary.rows_read, accounted_for: accounted };
+      if (!summary.accounting.balanced) {
+        throw new LeadctlError('internal', ExitCode.UNEXPECTED, `${summary.file}: the counts do not add up (${summary.rows_read} rows read, ${accounted} accounted for): a bug in leadctl; nothing was lost on the service's side, but report it`);
+      }
       return { outcome, summary, problems: shown, problemCount, ...extra };
     };
 

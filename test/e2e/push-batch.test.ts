@@ -31,6 +31,7 @@ describe('customers batch against the sandbox', () => {
       expect(summary).toMatchObject({ status: 'completed', requests: { total: 3, sent: 3 }, exit_code: 0, rejects_file: null });
       expect(summary.customers).toMatchObject({ read: 2500, valid: 2500, sent: 2500, accepted: 2500, rejected: 0, not_sent: 0 });
       expect(summary.payments.accepted).toBe(counts.payments);
+      expect(summary.accounting).toMatchObject({ balanced: true, customers: { read: 2500, accounted_for: 2500 } });
       const stats = await sandbox.stats();
       expect(batchRequests(stats)).toBe(3);
       expect(stats).toMatchObject({ customers: 2500, loans: counts.loans, payments: counts.payments });

@@ -43,6 +43,7 @@ describe('line endings as exporters write them (customers batch)', () => {
     const summary = JSON.parse(r.stdout);
     expect(summary.customers.read).toBe(counts.customers);
     expect(summary.payments.read).toBe(counts.payments);
+    expect(summary.accounting.balanced).toBe(true);
   });
 });
 

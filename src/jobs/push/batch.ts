@@ -19,7 +19,7 @@ import type { PushEvent } from './progress.js';
 import { defaultRejectsName, RejectsWriter } from './rejects.js';
 import { applySkips } from './service-skips.js';
 import { stateDir } from './state-dir.js';
-import { outcomeOf, Tally, type PushSummary, type StopReason } from './summary.js';
+import { accountFor, outcomeOf, Tally, type PushSummary, type StopReason } from './summary.js';
 import { validateGroup, type LevelCounts, type Reject, type ValidCustomer } from './validate.js';
 
 /**
@@ -607,7 +607,7 @@ class BatchRun {
     if (this.splits) notes.push(`the service refused ${this.splits} request(s) as too large (HTTP 413); each was split and sent in halves (lower --max-bytes to avoid this)`);
     if (!this.inputFullyRead) notes.push('the rest of the export was not read: rerun with --resume to continue');
     const elapsed = (performance.now() - this.startedMs) / 1000;
-    const summary: PushSummary = {
+    const summary = accountFor({
       command: 'customers batch',
       status,
       validate_only: request.validateOnly,
@@ -627,8 +627,8 @@ class BatchRun {
       exit_code: exitCode,
       ...(error ? { error } : {}),
       ...(notes.length ? { notes } : {}),
-    };
-    return { summary, exitCode };
+    });
+    return { summary, exitCode: summary.exit_code };
   }
 }
 

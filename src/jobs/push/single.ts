@@ -10,7 +10,7 @@ import { formatZodIssues } from '../../schema/common.js';
 import { CustomerUpsertSchema, LoanUpsertSchema, PaymentUpsertSchema } from '../../schema/loan-performance.js';
 import type { PushEnvironment, PushOutcome } from './batch.js';
 import { defaultRejectsName, RejectsWriter } from './rejects.js';
-import { outcomeOf, Tally, type PushSummary, type StopReason } from './summary.js';
+import { accountFor, outcomeOf, Tally, type PushSummary, type StopReason } from './summary.js';
 import type { Reject } from './validate.js';
 
 /**
@@ -194,7 +194,7 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
     rejects.close();
     const { status, exitCode, error } = outcomeOf(stop as StopReason | undefined, request.validateOnly, rejects.count > 0);
     const elapsed = (performance.now() - startedMs) / 1000;
-    const summary: PushSummary = {
+    const summary = accountFor({
       command: COMMAND[kind],
       status,
       validate_only: request.validateOnly,
@@ -213,8 +213,8 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
       journal: null,
       exit_code: exitCode,
       ...(error ? { error } : {}),
-    };
-    return { summary, exitCode };
+    });
+    return { summary, exitCode: summary.exit_code };
   } finally {
     abort.abort(new Error('the push ended'));
     release?.();

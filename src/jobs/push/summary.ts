@@ -51,6 +51,42 @@ export interface PushSummary {
   error?: { code: string; message: string; hint?: string };
   /** Things the operator should know about this run (e.g. an unsorted export was staged). */
   notes?: string[];
+  /** Every record read, accounted for at each level (see `accountFor`). */
+  accounting: Accounting;
+}
+
+export interface Accounting {
+  /** read = accepted + rejected + duplicates + unconfirmed + not_sent (+ valid, when nothing is sent). */
+  balanced: boolean;
+  customers: { read: number; accounted_for: number };
+  loans: { read: number; accounted_for: number };
+  payments: { read: number; accounted_for: number };
+}
+
+/** Where each record read ended: one outcome each, so the outcomes add up to what was read. */
+function accountedFor(l: LevelSummary, validateOnly: boolean): number {
+  return l.accepted + l.rejected + l.duplicates + l.unconfirmed + l.not_sent + (validateOnly ? l.valid - l.sent : 0);
+}
+
+/**
+ * The accounting invariant, checked on every summary: a run that completes with counts that do not
+ * add up has lost records somewhere, which is a bug of ours (exit 1), never a success.
+ */
+export function accountFor(summary: Omit<PushSummary, 'accounting'>): PushSummary {
+  const level = (l: LevelSummary) => ({ read: l.read, accounted_for: accountedFor(l, summary.validate_only) });
+  const accounting: Accounting = { balanced: true, customers: level(summary.customers), loans: level(summary.loans), payments: level(summary.payments) };
+  const off = (['customers', 'loans', 'payments'] as const).filter((k) => accounting[k].read !== accounting[k].accounted_for);
+  accounting.balanced = off.length === 0;
+  const succeeded = summary.exit_code === ExitCode.OK || summary.exit_code === ExitCode.REJECTED;
+  if (accounting.balanced || !succeeded) return { ...summary, accounting };
+  const detail = off.map((k) => `${k}: ${accounting[k].read} read, ${accounting[k].accounted_for} accounted for`).join('; ');
+  return {
+    ...summary,
+    accounting,
+    status: 'failed',
+    exit_code: ExitCode.UNEXPECTED,
+    error: { code: 'internal', message: `the counts of this run do not add up (${detail}): a bug in leadctl`, hint: 'keep the input and this summary, and report it; check the service for what arrived before rerunning' },
+  };
 }
 
 /** Why a run stopped before the end: a signal, refused credentials, a service that stayed down, or an unexpected error. */

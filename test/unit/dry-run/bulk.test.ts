@@ -43,7 +43,7 @@ describe('runDryRunBulk', () => {
       await writer.write(r);
     });
     await writer.end();
-    expect(summary).toEqual({ rows: 6, passed: 1, failed: 2, invalid: 2, errors: 1, reasons: { previously_purchased: 1, underwriting_cost: 1 } });
+    expect(summary).toEqual({ rows: 6, passed: 1, failed: 2, invalid: 2, errors: 1, reasons: { previously_purchased: 1, underwriting_cost: 1 }, accounting: { balanced: true } });
     expect(results.map((r) => [r.row, r.status])).toEqual([
       [2, 'failed'], [3, 'passed'], [4, 'failed'], [5, 'invalid'], [6, 'error'], [7, 'invalid'],
     ]);
