@@ -81,7 +81,7 @@ const MARK = '\x1e';
 /**
  * The ```console run transcripts of a page in docs/: `$ ` lines are commands, the lines after
  * each are its output as shown. They run as one shell session (no -e: a transcript shows failing
- * commands too, followed by `$ echo $?`), and `npm run docs` rewrites each output from the run.
+ * commands too, followed by `$ echo $?`), and `npm run docs:examples` rewrites each output from the run.
  */
 export function transcriptBlocks(markdown: string): TranscriptBlock[] {
   const lines = markdown.split('\n');
