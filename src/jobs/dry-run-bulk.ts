@@ -17,7 +17,8 @@ export interface DryRunRowResult {
   cells: string[];
   status: DryRunRowStatus;
   /** `true`/`false` for checked rows; empty for rows that could not be checked. */
-  pass: '' | 'true' | 'false';
+  /** null when the row could not be checked (invalid, or the service could not answer). */
+  pass: boolean | null;
   /** The service's reason for a failure; the problem for an invalid row; the error for the rest. */
   reason: string;
 }
@@ -57,7 +58,7 @@ export async function runDryRunBulk(
   const summary: DryRunBulkSummary = { rows: 0, passed: 0, failed: 0, invalid: 0, errors: 0, reasons: {} };
   const results = mapOrdered(file.rows, options.concurrency, async (row): Promise<DryRunRowResult> => {
     const base = { row: row.row, cells: row.cells };
-    if (!row.check.ok) return { ...base, status: 'invalid', pass: '', reason: `invalid: ${row.check.problems.join('; ')}` };
+    if (!row.check.ok) return { ...base, status: 'invalid', pass: null, reason: `invalid: ${row.check.problems.join('; ')}` };
     const request = row.check.request;
     const attempt = await attemptRecord(() => api.dryRun(request, { signal: options.signal }), {
       retries: options.retries,
@@ -66,12 +67,12 @@ export async function runDryRunBulk(
     });
     if (attempt.ok) {
       return attempt.value.pass
-        ? { ...base, status: 'passed', pass: 'true', reason: '' }
-        : { ...base, status: 'failed', pass: 'false', reason: attempt.value.reason ?? 'unknown' };
+        ? { ...base, status: 'passed', pass: true, reason: '' }
+        : { ...base, status: 'failed', pass: false, reason: attempt.value.reason ?? 'unknown' };
     }
     // The service refusing the row's content is the row's problem, not an outage.
-    if (attempt.error instanceof ValidationError) return { ...base, status: 'invalid', pass: '', reason: `invalid: ${reasonOf(attempt.error)}` };
-    return { ...base, status: 'error', pass: '', reason: `error: ${reasonOf(attempt.error)}` };
+    if (attempt.error instanceof ValidationError) return { ...base, status: 'invalid', pass: null, reason: `invalid: ${reasonOf(attempt.error)}` };
+    return { ...base, status: 'error', pass: null, reason: `error: ${reasonOf(attempt.error)}` };
   });
   for await (const result of results) {
     summary.rows++;

@@ -102,8 +102,8 @@ describe('dry-run (built binary against the sandbox)', () => {
     const r = await env.run(['dry-run', '--file', '-', '--ssn-column', 'Tax Number', '--email-column', 'Mail', '--underwriting-lookback', 'off', '-o', 'ndjson'], { input: csv });
     expect(r.code).toBe(4);
     expect(r.stdout.trim().split('\n').map((l) => JSON.parse(l))).toEqual([
-      { Who: 'A', 'Tax Number': '212-45-6789', Mail: '', pass: 'false', reason: 'previously_purchased' },
-      { Who: 'B', 'Tax Number': '345678901', Mail: '', pass: 'true', reason: '' },
+      { Who: 'A', 'Tax Number': '212-45-6789', Mail: '', pass: false, reason: 'previously_purchased' },
+      { Who: 'B', 'Tax Number': '345678901', Mail: '', pass: true, reason: '' },
     ]);
     expect(r.stderr).toContain('2 rows checked from stdin');
     const noColumn = await env.run(['dry-run', '--file', '-'], { input: 'name,phone\nA,2145550123\n' });
