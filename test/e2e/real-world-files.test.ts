@@ -82,6 +82,18 @@ describe('headers', () => {
   });
 });
 
+describe('no records', () => {
+  it('a header-only export is exit 2 for customers batch and loans push, as an empty file is', async () => {
+    writeFileSync(join(work, 'header-only-export.csv'), exportLines()[0] + '\r\n');
+    const batch = await validate('header-only-export.csv');
+    expect(batch.code).toBe(2);
+    expect(batch.stderr).toMatch(/header-only-export\.csv: no records/);
+    const loans = await runBinary(['loans', 'push', 'header-only-export.csv', '--mapping', MAPPING, '--validate-only', '-o', 'json'], { env, cwd: work });
+    expect(loans.code).toBe(2);
+    expect(loans.stderr).toMatch(/no records/);
+  });
+});
+
 describe('bytes that are not the text they claim (dry-run --file)', () => {
   const run = (f: string, extra: string[] = []) => runBinary(['dry-run', '--file', f, ...extra, '-o', 'json'], { env, cwd: work });
 

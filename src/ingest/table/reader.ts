@@ -296,6 +296,11 @@ export class TableReader {
 /** At 3 a.m. an empty file is nearly always an export job that failed or has not finished. */
 export const EMPTY_INPUT_HINT = 'an empty export usually means the job that writes it failed or has not finished: check it, then run the command again';
 
+/** A header alone is an export with nothing in it, like an empty file: most often a job that failed. */
+export function noRecords(files: readonly string[]): InputError {
+  return new InputError(`${files.join(', ')}: no records (a header or an empty document alone)`, {}, { hint: EMPTY_INPUT_HINT });
+}
+
 export interface TableRow {
   cells: string[];
   /** Spreadsheet row: the header is row 1. */

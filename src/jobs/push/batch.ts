@@ -3,6 +3,7 @@ import { createReadStream, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import type { IO, Signal } from '../../cli/io.js';
+import { noRecords } from '../../ingest/table/reader.js';
 import { AuthError, ExitCode, InputError, LeadctlError, PayloadTooLargeError, UsageError, ValidationError } from '../../errors.js';
 import type { CustomerGroup } from '../../ingest/lms-groups.js';
 import { stageExport, type BatchInput } from '../../ingest/lms-inputs.js';
@@ -300,6 +301,7 @@ class BatchRun {
     })();
     await this.pushGroups(counted, true);
     this.rowsRead = Math.max(this.rowsRead, rows);
+    if (this.rowsRead === 0 && this.inputFullyRead && this.stop === undefined) throw noRecords([opened.name]);
   }
 
   private async pushStaged(dir: string, knownDigest: string | undefined): Promise<void> {
@@ -322,6 +324,7 @@ class BatchRun {
       },
     });
     this.rowsRead = staged.rowsRead;
+    if (staged.rowsRead === 0) throw noRecords(this.sources);
     this.env.onEvent({ type: 'staged', rows: staged.rowsRead, seconds: (performance.now() - this.startedMs) / 1000 });
     this.totalCustomers = this.staging.customerCount(staged.shape);
     if (!request.validateOnly && this.journal === undefined) this.openJournal(dir, knownDigest ?? (await this.stagedDigest(staged.digest)), 'staged');

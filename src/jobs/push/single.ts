@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ApiClient } from '../../api/client.js';
+import { noRecords } from '../../ingest/table/reader.js';
 import { AuthError, ConflictError, ExitCode, LeadctlError, NotFoundError, ValidationError } from '../../errors.js';
 import { stageUpserts, type UpsertKind, type UpsertRecord } from '../../ingest/lms-records.js';
 import { formatFromName, peekText, sniffFormat, type InputFormat, type RowProblem } from '../../ingest/lms-rows.js';
@@ -84,6 +85,7 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
       rejects.add({ ...p, customerId: p.customerId ?? '' });
     };
     const rowsRead = await stageUpserts(input, kind, format, { staging, mapping, problems: problem, hash: createHash('sha256') });
+    if (rowsRead === 0) throw noRecords([input.name]);
     env.onEvent({ type: 'staged', rows: rowsRead, seconds: (performance.now() - startedMs) / 1000 });
 
     let retries = 0;
