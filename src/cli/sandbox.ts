@@ -8,6 +8,9 @@ type StartOptions = Required<Pick<SandboxOptions, 'host' | 'port'>> &
   Pick<SandboxOptions, 'dataDir' | 'memory' | 'clientId' | 'clientSecret' | 'tokenTtl' | 'offerTtl' | 'failRate' | 'rateLimit' | 'resetRate' | 'randomSeed'> & {
     latency?: number;
     maxBody?: number;
+    listsPrefix?: 'lead-management' | 'list-manager' | 'both';
+    minimal?: boolean;
+    publicUrl?: string;
     saveProfile?: string;
     env?: boolean;
   };
@@ -48,6 +51,9 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
       resetRate: opts.resetRate,
       randomSeed: opts.randomSeed,
       maxBodyBytes: opts.maxBody,
+      listsPrefix: opts.listsPrefix,
+      minimal: opts.minimal === true,
+      publicUrl: opts.publicUrl,
       onError: (message) => ctx.log.warn(message),
     });
   } catch (err) {
@@ -120,6 +126,9 @@ export const register: Register = (program, bind) => {
     .option('--reset-rate <fraction>', 'fraction of /api requests whose connection is dropped instead of answered', fraction('--reset-rate'))
     .option('--random-seed <n>', 'seed of the fault generator, for repeatable runs', wholeNumber('--random-seed', 0, 2 ** 32 - 1))
     .option('--max-body <bytes>', 'largest request body before 413 (default 52428800, 50 MB)', wholeNumber('--max-body', 1024))
+    .addOption(new Option('--lists-prefix <which>', 'serve lists under /api/v1/lead-management/lists, /api/v1/list-manager/lists, or both (default: both; list-manager with --minimal)').choices(['lead-management', 'list-manager', 'both']))
+    .option('--minimal', 'answer only what the interface promises (no sandbox-only fields, upserts and batches without a body, lists under one path): rehearse against a stricter service')
+    .option('--public-url <origin>', 'origin of the absolute URLs the sandbox builds (redirect_url, page links), e.g. behind a proxy (default: the listening address)')
     .option('--save-profile <name>', 'save the base URL and client credentials as this profile (active if none is), ready for `--profile NAME`')
     .option('--env', 'print `export LEADCTL_…` lines (profile or credentials, and LEADCTL_API_KEY) for `. ./file` instead of the listing')
     .action(bind(start));

@@ -17,5 +17,11 @@ export interface SandboxContext {
   requests: RequestStats;
   offerTtlSeconds: number;
   maxBodyBytes: number;
+  /** List paths served, under /api/v1 (e.g. `/list-manager/lists`). */
+  listPrefixes: readonly string[];
+  /** The interface's promises only (see SandboxOptions.minimal). */
+  minimal: boolean;
+  /** Origin of absolute URLs: --public-url, else the listening address (set once listening). */
+  publicOrigin: string;
   onError: (message: string) => void;
 }

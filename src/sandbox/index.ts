@@ -5,14 +5,14 @@ import { TokenService } from './domain/tokens.js';
 import { FaultInjector } from './http/faults.js';
 import { RequestStats } from './http/request-stats.js';
 import { buildServer } from './http/server.js';
-import type { SandboxOptions } from './options.js';
+import type { ListsPrefixChoice, SandboxOptions } from './options.js';
 import { BODY_LIMIT_BYTES, checkOptions, DEFAULT_OFFER_TTL, DEFAULT_TOKEN_TTL } from './options.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerOAuthRoutes } from './routes/oauth.js';
 import { registerDryRunRoutes } from './routes/dry-run.js';
 import { registerLeadDataRoutes } from './routes/lead-data.js';
 import { registerLegacyRoutes } from './routes/legacy.js';
-import { registerListRoutes } from './routes/lists.js';
+import { LIST_PREFIXES, registerListRoutes } from './routes/lists.js';
 import { registerLoanPerformanceRoutes } from './routes/loan-performance.js';
 import { registerSystemsRoutes } from './routes/systems.js';
 import { ClientStore } from './store/clients.js';
@@ -49,6 +49,11 @@ export interface RunningSandbox {
 
 export class SandboxOptionsError extends Error {}
 
+function listPrefixes(choice: ListsPrefixChoice): string[] {
+  if (choice === 'both') return [...LIST_PREFIXES];
+  return [`/${choice}/lists`];
+}
+
 /** Opens (or creates and seeds) the store and serves the whole service interface over HTTP. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const problems = checkOptions(options);
@@ -78,6 +83,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       requests: new RequestStats(),
       offerTtlSeconds: options.offerTtl ?? DEFAULT_OFFER_TTL,
       maxBodyBytes: options.maxBodyBytes ?? BODY_LIMIT_BYTES,
+      listPrefixes: listPrefixes(options.listsPrefix ?? (options.minimal ? 'list-manager' : 'both')),
+      minimal: options.minimal === true,
+      publicOrigin: '',
       onError: options.onError ?? (() => {}),
     };
     const app = buildServer(ctx, {
@@ -87,6 +95,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
     const address = app.server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    ctx.publicOrigin = options.publicUrl?.replace(/\/+$/, '') ?? `http://${host}:${address.port}`;
     let closed: Promise<void> | undefined;
     return {
       baseUrl: `http://${host}:${address.port}`,

@@ -28,11 +28,23 @@ export interface SandboxOptions {
   randomSeed?: number;
   /** Largest request body in bytes before 413 (default 50 MB); lower it to rehearse a stricter service. */
   maxBodyBytes?: number;
+  /** Which documented list path(s) to serve (default both; `minimal` defaults to list-manager). */
+  listsPrefix?: ListsPrefixChoice;
+  /**
+   * Answer only what the interface promises: no sandbox-only fields, upserts and batches answered
+   * without a body, lists under one path only. The "foreign server" the CLI is tested against.
+   */
+  minimal?: boolean;
+  /** Origin of the absolute URLs the sandbox builds (legacy redirect_url, page links); default: the listening address. */
+  publicUrl?: string;
   /** The time source (tests); the admin endpoint can still shift it. */
   now?: () => Date;
   /** Where unexpected server errors are reported (never request bodies or secrets). */
   onError?: (message: string) => void;
 }
+
+export const LISTS_PREFIX_CHOICES = ['lead-management', 'list-manager', 'both'] as const;
+export type ListsPrefixChoice = (typeof LISTS_PREFIX_CHOICES)[number];
 
 export const DEFAULT_TOKEN_TTL = 3600;
 export const DEFAULT_OFFER_TTL = 900;
@@ -62,6 +74,17 @@ export function checkOptions(o: SandboxOptions): string[] {
   }
   if (o.clientId !== undefined && !/^[\x21-\x7e]{1,255}$/.test(o.clientId)) problems.push('client-id must be 1..255 printable characters without spaces');
   if (o.clientSecret !== undefined && !/^[\x21-\x7e]{8,255}$/.test(o.clientSecret)) problems.push('client-secret must be 8..255 printable characters without spaces');
+  if (o.listsPrefix !== undefined && !(LISTS_PREFIX_CHOICES as readonly string[]).includes(o.listsPrefix)) problems.push(`lists-prefix must be one of ${LISTS_PREFIX_CHOICES.join(', ')}`);
+  if (o.publicUrl !== undefined) {
+    let ok = false;
+    try {
+      const u = new URL(o.publicUrl);
+      ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.pathname === '/' && !u.search && !u.username && !u.password;
+    } catch {
+      ok = false;
+    }
+    if (!ok) problems.push(`public-url must be an origin like https://sandbox.example.com (no path), got ${o.publicUrl}`);
+  }
   if (o.memory && o.dataDir !== undefined) problems.push('choose either a data dir or an in-memory store, not both');
   return problems;
 }

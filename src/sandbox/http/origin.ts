@@ -1,11 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 
-/** `http://host:port` as the caller addressed the sandbox, for the absolute URLs of page links. */
-export function requestOrigin(request: FastifyRequest): string {
-  return `${request.protocol}://${request.host}`;
-}
-
-/** The absolute URL of the request without its query string. */
-export function requestPath(request: FastifyRequest): string {
-  return requestOrigin(request) + request.url.split('?')[0];
+/**
+ * The absolute URL of the request without its query string, on the sandbox's own origin
+ * (--public-url, else the listening address): never from the request's Host header, which a
+ * client controls.
+ */
+export function requestPath(origin: string, request: FastifyRequest): string {
+  return origin + request.url.split('?')[0];
 }

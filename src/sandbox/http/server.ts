@@ -21,7 +21,10 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const toReset = new WeakSet<FastifyRequest>();
 
 export function buildServer(ctx: SandboxContext, routes: RouteModules): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: ctx.maxBodyBytes, return503OnClosing: true, forceCloseConnections: true });
+  // Path parameters as long as the store accepts ids (a customer id stored by a batch must be reachable by its own URL).
+  const app = Fastify({ logger: false, bodyLimit: ctx.maxBodyBytes, return503OnClosing: true, forceCloseConnections: true, routerOptions: { maxParamLength: 2048 } });
+  // The interface speaks JSON (and forms at the token endpoint): anything else is 415, not a validation error.
+  app.removeContentTypeParser('text/plain');
 
   // The token endpoint is form-encoded; duplicates are kept as arrays so the endpoint can refuse them.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {

@@ -43,7 +43,11 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: SandboxContext): 
     if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
       return reply.code(422).send({ message: 'The given data was invalid.', errors: { advance_seconds: ['advance_seconds must be a number of seconds, 0 or more'] } });
     }
-    ctx.clock.advance(seconds);
+    try {
+      ctx.clock.advance(seconds);
+    } catch (err) {
+      return reply.code(422).send({ message: 'The given data was invalid.', errors: { advance_seconds: [(err as Error).message] } });
+    }
     return { now: isoSeconds(ctx.clock.now()) };
   });
 }

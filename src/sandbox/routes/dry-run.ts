@@ -10,12 +10,16 @@ import { ACCOUNT_ID } from '../store/seed.js';
 /** Defaults of the contract: previously purchased looks back forever, underwriting 3 days. */
 const DEFAULT_UNDERWRITING_DAYS = 3;
 const DAY_MS = 86_400_000;
+const EARLIEST_MS = Date.UTC(1, 0, 1);
 
 /** The earliest time a window covers: null = all time; undefined = the check is disabled. */
 function windowStart(window: LookbackWindow | undefined, defaultDays: number | null, now: Date): string | null | undefined {
   if (window === false) return undefined;
   const days = window ?? defaultDays;
-  return days === null ? null : isoSeconds(new Date(now.getTime() - days * DAY_MS));
+  if (days === null) return null;
+  // A window longer than the calendar reaches back (beyond year 0) covers all time.
+  const start = now.getTime() - days * DAY_MS;
+  return start < EARLIEST_MS ? null : isoSeconds(new Date(start));
 }
 
 export function registerDryRunRoutes(app: FastifyInstance, ctx: SandboxContext): void {

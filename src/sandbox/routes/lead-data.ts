@@ -4,7 +4,7 @@ import type { SandboxContext } from '../context.js';
 import { decodeCursor, encodeCursor } from '../domain/cursor.js';
 import { DICTIONARY, isKnownMapId, leadValues } from '../domain/dictionary.js';
 import { sendNotFound, sendValidationError } from '../http/errors.js';
-import { requestOrigin, requestPath } from '../http/origin.js';
+import { requestPath } from '../http/origin.js';
 import { LeadStore, leadFacts } from '../store/leads.js';
 import type { LeadIdsFilter } from '../store/leads.js';
 import { ACCOUNT_ID } from '../store/seed.js';
@@ -13,9 +13,9 @@ const BASE = '/lead-data';
 const DAY_MS = 86_400_000;
 
 /** The request's query string without `cursor`, plus the given cursor: how the next and prev links are built. */
-function linkWithCursor(request: FastifyRequest, cursor: string | null): string | null {
+function linkWithCursor(origin: string, request: FastifyRequest, cursor: string | null): string | null {
   if (cursor === null) return null;
-  const url = new URL(request.url, requestOrigin(request));
+  const url = new URL(request.url, origin);
   url.searchParams.delete('cursor');
   url.searchParams.append('cursor', cursor);
   return url.toString();
@@ -63,8 +63,8 @@ export function registerLeadDataRoutes(app: FastifyInstance, ctx: SandboxContext
     }
     return {
       data: ids,
-      links: { first: null, last: null, prev: linkWithCursor(request, prev), next: linkWithCursor(request, next) },
-      meta: { path: requestPath(request), per_page: perPage, next_cursor: next, prev_cursor: prev },
+      links: { first: null, last: null, prev: linkWithCursor(ctx.publicOrigin, request, prev), next: linkWithCursor(ctx.publicOrigin, request, next) },
+      meta: { path: requestPath(ctx.publicOrigin, request), per_page: perPage, next_cursor: next, prev_cursor: prev },
     };
   });
 

@@ -4,7 +4,6 @@ import type { LegacyLead } from '../../schema/index.js';
 import { isoSeconds } from '../clock.js';
 import type { SandboxContext } from '../context.js';
 import { offerPrices, suppressedBy } from '../domain/suppression.js';
-import { requestOrigin } from '../http/origin.js';
 import { randomHex } from '../random.js';
 import { LeadStore, leadFacts } from '../store/leads.js';
 import { ListStore } from '../store/lists.js';
@@ -40,7 +39,7 @@ export function registerLegacyRoutes(app: FastifyInstance, ctx: SandboxContext):
   const byApiKey = new Map(ctx.account.campaigns.map((c) => [c.api_key, c]));
   const byCode = new Map(ctx.account.campaigns.map((c) => [c.campaign_code, c]));
   const leadCount = ctx.db.prepare('SELECT count(*) FROM leads').pluck();
-  const redirectUrl = (request: FastifyRequest, token: string) => `${requestOrigin(request)}${REDIRECT_PATH}/${token}`;
+  const redirectUrl = (_request: FastifyRequest, token: string) => `${ctx.publicOrigin}${REDIRECT_PATH}/${token}`;
 
   function post(request: FastifyRequest, body: Obj): LegacyAnswer {
     const parsed = LegacyLeadSchema.safeParse(body);
@@ -111,7 +110,10 @@ export function registerLegacyRoutes(app: FastifyInstance, ctx: SandboxContext):
   app.post(LEGACY_PATH, async (request) => {
     const body = request.body;
     if (!isObject(body)) return refused(['The request body must be a JSON object.']);
-    return Object.hasOwn(body, 'price_reject_offer_id') ? acceptOffer(request, body) : post(request, body);
+    const answer = Object.hasOwn(body, 'price_reject_offer_id') ? acceptOffer(request, body) : post(request, body);
+    // lead_id is the sandbox's own addition; the interface's answer has status, result, redirect_url and errors.
+    if (ctx.minimal) delete answer.lead_id;
+    return answer;
   });
 
   // Where an accepted lead's redirect_url leads: a stand-in for the lender's landing page.

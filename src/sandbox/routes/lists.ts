@@ -24,7 +24,7 @@ export function registerListRoutes(app: FastifyInstance, ctx: SandboxContext): v
     return parsed.success ? parsed.data : undefined;
   };
 
-  for (const prefix of LIST_PREFIXES) {
+  for (const prefix of ctx.listPrefixes) {
     app.post(prefix, async (request, reply: FastifyReply) => {
       const parsed = ListWriteSchema.safeParse(request.body);
       if (!parsed.success) return sendValidationError(reply, listWriteErrorBag(parsed.error));
@@ -51,7 +51,7 @@ export function registerListRoutes(app: FastifyInstance, ctx: SandboxContext): v
     app.get<{ Querystring: Record<string, unknown> }>(prefix, async (request) => {
       const page = requestedPage(request.query.page);
       const { total, rows } = store.page((page - 1) * LISTS_PER_PAGE, LISTS_PER_PAGE);
-      return laravelPage(requestPath(request), page, LISTS_PER_PAGE, total, rows);
+      return laravelPage(requestPath(ctx.publicOrigin, request), page, LISTS_PER_PAGE, total, rows);
     });
   }
 }

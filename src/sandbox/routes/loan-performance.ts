@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { CustomerBatchSchema, CustomerUpsertSchema, LoanUpsertSchema, PaymentUpsertSchema, batchIssueOwner, groupBatchIssues, zodErrorBag } from '../../schema/index.js';
 import { isoSeconds } from '../clock.js';
 import type { SandboxContext } from '../context.js';
@@ -14,6 +14,8 @@ interface CustomerParams {
 }
 
 export function registerLoanPerformanceRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+  // The interface shows no upsert response body: the minimal service sends none.
+  const upserted = (reply: FastifyReply, created: boolean, data: unknown) => (ctx.minimal ? reply.code(created ? 201 : 200).send() : reply.code(created ? 201 : 200).send({ data }));
   const store = new LoanPerformanceStore(ctx.db, ACCOUNT_ID);
   const now = () => isoSeconds(ctx.clock.now());
 
@@ -22,7 +24,7 @@ export function registerLoanPerformanceRoutes(app: FastifyInstance, ctx: Sandbox
     if (!parsed.success) return sendValidationError(reply, zodErrorBag(parsed.error));
     const { customer_id, lead_loan } = parsed.data;
     const outcome = store.upsertCustomer(customer_id, lead_loan as LoanInput, now());
-    return reply.code(outcome.created ? 201 : 200).send({ data: outcome.data });
+    return upserted(reply, outcome.created, outcome.data);
   });
 
   app.post<{ Params: CustomerParams }>(`${BASE}/customers/:customerId/loans`, async (request, reply) => {
@@ -30,7 +32,7 @@ export function registerLoanPerformanceRoutes(app: FastifyInstance, ctx: Sandbox
     if (!parsed.success) return sendValidationError(reply, zodErrorBag(parsed.error));
     const outcome = store.upsertLoan(request.params.customerId, parsed.data as LoanInput, now());
     if (outcome === undefined) return sendNotFound(reply);
-    return reply.code(outcome.created ? 201 : 200).send({ data: outcome.data });
+    return upserted(reply, outcome.created, outcome.data);
   });
 
   app.post<{ Params: CustomerParams }>(`${BASE}/customers/:customerId/payments`, async (request, reply) => {
@@ -39,7 +41,7 @@ export function registerLoanPerformanceRoutes(app: FastifyInstance, ctx: Sandbox
     const { loan_id, lead_id: _lead, management_system_id: _system, ...payment } = parsed.data;
     const outcome = store.upsertPayment(request.params.customerId, loan_id, payment as PaymentInput, now());
     if (typeof outcome === 'string') return sendNotFound(reply);
-    return reply.code(outcome.created ? 201 : 200).send({ data: outcome.data });
+    return upserted(reply, outcome.created, outcome.data);
   });
 
   app.post(`/loan-performance/batches/customers`, async (request, reply) => {
@@ -52,6 +54,8 @@ export function registerLoanPerformanceRoutes(app: FastifyInstance, ctx: Sandbox
     }
     const result = acceptBatch((request.body as { customers: unknown[] }).customers, skipped);
     store.storeBatch(result.customers, now());
+    // The interface shows no batch response body: the minimal service answers {} and says nothing per record.
+    if (ctx.minimal) return reply.code(200).send({});
     return reply.code(200).send({ data: { accepted: result.accepted, skipped: result.skipped } });
   });
 }
