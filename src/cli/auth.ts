@@ -251,12 +251,17 @@ const status: Handler<StatusOptions> = async (ctx, _args, opts) => {
 
 interface LogoutOptions {
   remove?: boolean;
+  yes?: boolean;
 }
 
 const logout: Handler<LogoutOptions> = async (ctx, _args, opts) => {
   const { ENV, environmentCredentialsSet, resolveProfileName } = await import('../config/credentials.js');
   const store = await ctx.config.store();
   const name = resolveProfileName({ profile: ctx.globals.profile }, ctx.io.env, store.read()).value;
+  if (opts.remove) {
+    const { confirm } = await import('../output/prompt.js');
+    await confirm(ctx.io, `Remove profile "${name}" (base URL, client id, secret and token)?`, { yes: opts.yes === true });
+  }
   const existed = opts.remove ? store.removeProfile(name) : store.forgetSecrets(name);
   if (environmentCredentialsSet(ctx.io.env)) {
     ctx.log.warn(`Note: ${ENV.clientId} / ${ENV.clientSecret} are still set in this environment; commands keep using them.`);
@@ -272,7 +277,8 @@ const logout: Handler<LogoutOptions> = async (ctx, _args, opts) => {
 const token: Handler = async (ctx) => {
   const client = await ctx.api();
   const t = await client.token();
-  if (ctx.globals.output === 'table') {
+  // `curl -H "Authorization: Bearer $(leadctl auth token)"`: the bare token unless JSON is asked for by name.
+  if (!(ctx.globals.outputExplicit && (ctx.globals.output === 'json' || ctx.globals.output === 'ndjson'))) {
     await ctx.output.write(t.accessToken + '\n');
     return;
   }
@@ -304,7 +310,8 @@ export const register: Register = (program: Command, bind) => {
   auth
     .command('logout')
     .description("forget the profile's secret and token (keeps base URL and client id)")
-    .option('--remove', 'remove the profile entirely')
+    .option('--remove', 'remove the profile entirely (asks first; --yes to skip)')
+    .option('-y, --yes', 'with --remove: do not ask (needed when there is no terminal to ask on)')
     .action(bind(logout));
 
   auth

@@ -3,7 +3,7 @@ import type { CredentialFlags, ResolvedCredentials } from '../config/credentials
 import { configDir } from '../config/paths.js';
 import type { ProfileStore } from '../config/profiles.js';
 import { UsageError } from '../errors.js';
-import { createProgress, progressMode, type Progress } from '../output/progress.js';
+import { createProgress, progressModeFor, type Progress } from '../output/progress.js';
 import { Output } from '../output/render.js';
 import type { IO } from './io.js';
 
@@ -161,7 +161,7 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
     output: new Output(io.stdout, { format: globals.output, color: globals.color && io.stdout.isTTY === true, csvRaw: io.csv?.raw }),
     progress(text) {
       const progress = createProgress(io.stderr, {
-        mode: progressMode({ stderrIsTTY: io.stderr.isTTY === true, quiet: globals.quiet, output: globals.output }),
+        mode: progressModeFor(io.stderr, io.env, globals.quiet),
         color: globals.color,
         now: () => io.now().getTime(),
       });

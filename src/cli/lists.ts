@@ -10,6 +10,7 @@ interface UploadOptions {
   skipInvalid?: boolean;
   validateOnly?: boolean;
   rejects?: string;
+  yes?: boolean;
 }
 
 interface LsOptions {
@@ -76,6 +77,21 @@ function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
           io: ctx.io,
           api: () => ctx.api(),
           signal: controller.signal,
+          beforeUpload: async (values) => {
+            const { confirm } = await import('../output/prompt.js');
+            if (id !== undefined) {
+              progress.stop();
+              await confirm(ctx.io, `Replace every value of list ${id} ("${name}") with the ${values.toLocaleString('en-US')} value${values === 1 ? '' : 's'} of ${input === '-' ? 'stdin' : input}?`, { yes: opts.yes === true });
+              return;
+            }
+            // A second list with an existing name is nearly always a mistake (the service allows it).
+            const api = await ctx.api();
+            const same: number[] = [];
+            for await (const list of api.allLists()) if (list.name.trim().toLowerCase() === name.trim().toLowerCase()) same.push(list.id);
+            if (same.length === 0) return;
+            progress.stop();
+            await confirm(ctx.io, `A list named "${name}" exists already (id ${same.join(', ')}); create another one?`, { yes: opts.yes === true });
+          },
           onEvent: (event) => {
             if (event.type === 'reading') {
               ctx.log.info(describeRead({ file: event.file, format: event.format, column: event.column ?? null, header_row: event.headerRow ?? null }));
@@ -186,7 +202,8 @@ function uploadOptions(cmd: Command, mode: 'create' | 'update'): Command {
     .option('--no-header', 'the file has no header row')
     .option('--skip-invalid', 'upload the valid values even if some rows are invalid (exit code 4 when some were skipped)')
     .option('--rejects <file>', 'write every problem to this CSV file (file, row, value, reason; SSNs masked)')
-    .option('--validate-only', 'read, normalise and check the file; send nothing');
+    .option('--validate-only', 'read, normalise and check the file; send nothing')
+    .option('-y, --yes', mode === 'update' ? 'replace the values without asking (needed when there is no terminal to ask on)' : 'create the list even if one with this name exists, without asking');
 }
 
 export const register: Register = (program, bind) => {

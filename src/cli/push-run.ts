@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { progressMode } from '../output/progress.js';
+import { progressModeFor } from '../output/progress.js';
 import type { CommandContext } from './context.js';
 import type { PushFlags } from './push-options.js';
 import type { BatchPushRequest, PushEnvironment, PushOutcome } from '../jobs/push/batch.js';
@@ -13,7 +13,7 @@ import { renderSummary, type PushSummary } from '../jobs/push/summary.js';
  */
 
 function environment(ctx: CommandContext): { env: PushEnvironment; finish(): void } {
-  const mode = progressMode({ stderrIsTTY: ctx.io.stderr.isTTY === true, quiet: ctx.globals.quiet, output: ctx.globals.output });
+  const mode = progressModeFor(ctx.io.stderr, ctx.io.env, ctx.globals.quiet);
   const progress = ctx.progress();
   const reporter = new PushReporter(progress, mode === 'spinner', () => ctx.io.now().getTime());
   const env: PushEnvironment = {

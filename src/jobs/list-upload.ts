@@ -46,6 +46,8 @@ export interface ListUploadDeps {
   /** The client, asked for only when something is to be sent. */
   api?: () => Promise<ListApi>;
   onEvent?: (event: ListUploadEvent) => void;
+  /** Asked once the file is read and checked, before anything is sent (a confirmation); throws to stop. */
+  beforeUpload?: (values: number) => Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -258,6 +260,7 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
     if (!deps.api) throw new Error('runListUpload needs an API client to upload');
 
     const api = await deps.api();
+    await deps.beforeUpload?.(collected.length);
     deps.onEvent?.({ type: 'uploading', items: collected.length });
     const body = () => collected.jsonBody(name, type);
     let list: List;

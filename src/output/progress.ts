@@ -29,12 +29,24 @@ export interface ProgressSettings {
   now?: () => number;
 }
 
-/** Spinners only on a terminal and never with --quiet or JSON output; plain lines on a non-terminal stderr. */
-export function progressMode(options: { stderrIsTTY: boolean; quiet: boolean; output: string }): ProgressMode {
+/** Narrower terminals (a detached tmux pane reports 0) get plain lines: a spinner there redraws without end. */
+export const MIN_SPINNER_COLUMNS = 20;
+
+/**
+ * Progress goes to stderr whatever stdout carries (`leadctl customers batch … > summary.json` is
+ * the common interactive use): a spinner on a terminal of usable width, plain timestamped lines
+ * elsewhere (cron logs, CI consoles, a 0-column pane), nothing with --quiet.
+ */
+export function progressMode(options: { stderrIsTTY: boolean; quiet: boolean; columns?: number; ci?: boolean }): ProgressMode {
   if (options.quiet) return 'silent';
-  // A cron job's stderr is a log file: it gets plain lines even when stdout carries JSON.
-  if (!options.stderrIsTTY) return 'lines';
-  return options.output === 'json' ? 'silent' : 'spinner';
+  if (!options.stderrIsTTY || options.ci) return 'lines';
+  return options.columns !== undefined && options.columns >= MIN_SPINNER_COLUMNS ? 'spinner' : 'lines';
+}
+
+/** The mode for a process's own stderr and environment (CI set: no animation). */
+export function progressModeFor(stderr: OutputStream, env: Record<string, string | undefined>, quiet: boolean): ProgressMode {
+  const ci = env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
+  return progressMode({ stderrIsTTY: stderr.isTTY === true, quiet, columns: (stderr as { columns?: number }).columns, ci });
 }
 
 const SILENT: Progress = { start() {}, update() {}, note() {}, succeed() {}, fail() {}, stop() {}, flush: async () => {} };
@@ -131,7 +143,6 @@ class SpinnerProgress implements Progress {
     this.loading ??= import('ora').then(({ default: ora }) => {
       this.spinner = ora({
         stream: this.stream as NodeJS.WritableStream,
-        isEnabled: true,
         color: this.color ? 'cyan' : false,
         discardStdin: false,
         hideCursor: true,

@@ -5,7 +5,7 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { IO } from '../cli/io.js';
-import { InterruptedError } from '../errors.js';
+import { InterruptedError, UsageError } from '../errors.js';
 
 export async function ask(io: IO, question: string, options: { hidden?: boolean } = {}): Promise<string> {
   let muted = false;
@@ -37,4 +37,18 @@ export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * A destructive action asks first: on a terminal, `QUESTION [y/N]`; with `--yes`, not at all;
+ * without a terminal to ask on (cron, pipes) and without `--yes`, it is refused before anything
+ * changes, so a script never destroys by default.
+ */
+export async function confirm(io: IO, question: string, options: { yes: boolean }): Promise<void> {
+  if (options.yes) return;
+  if (io.stdin.isTTY !== true) {
+    throw new UsageError(`${question.replace(/\?$/, '')}: this needs confirmation, and there is no terminal to ask on`, { hint: 'add --yes to confirm it from a script' });
+  }
+  const answer = (await ask(io, `${question} [y/N] `)).trim().toLowerCase();
+  if (answer !== 'y' && answer !== 'yes') throw new UsageError('not confirmed: nothing was changed');
 }

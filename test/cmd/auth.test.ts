@@ -201,6 +201,10 @@ describe('auth token and logout', () => {
     expect(res.status).toBe(200);
     const json = await run(['-o', 'json', 'auth', 'token'], { dir });
     expect(JSON.parse(json.stdout)).toMatchObject({ access_token: token, token_type: 'Bearer' });
+    // Piped with no -o (as in curl -H "Authorization: Bearer $(leadctl auth token)"): the bare token.
+    const piped = await run(['auth', 'token'], { dir });
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).toMatch(/^[A-Za-z0-9._-]+\n$/);
   });
 
   it('forgets secret and token on logout; then commands exit 3 and say what to do', async () => {
@@ -220,7 +224,10 @@ describe('auth token and logout', () => {
   it('removes a profile with logout --remove', async () => {
     const dir = configDir();
     await login(dir);
-    expect((await run(['auth', 'logout', '--remove'], { dir })).code).toBe(0);
+    const refused = await run(['auth', 'logout', '--remove'], { dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/needs confirmation[\s\S]*--yes/);
+    expect((await run(['auth', 'logout', '--remove', '--yes'], { dir })).code).toBe(0);
     expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).profiles).toEqual({});
   });
 });

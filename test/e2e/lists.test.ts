@@ -127,7 +127,7 @@ describe('lists create and update from every kind of input', () => {
     expect(summary).toMatchObject({ header_row: null, rows_read: 7, blank: 1, duplicates: 1, uploaded: 5 });
     const before = await sandbox.stats();
 
-    const updated = await run(['lists', 'update', String(summary.list_id), '--name', 'Plain SSNs v2', '-'], 'ssn\n123-45-6789\n234-56-7890\n');
+    const updated = await run(['lists', 'update', String(summary.list_id), '--name', 'Plain SSNs v2', '--yes', '-'], 'ssn\n123-45-6789\n234-56-7890\n');
     expect(updated.code).toBe(0);
     expect(updated.stderr).toContain(`List ${summary.list_id} keeps its type Social Security Numbers`);
     expect(JSON.parse(updated.stdout)).toMatchObject({ list_id: summary.list_id, file: 'stdin', uploaded: 2, type: 'Social Security Numbers' });
@@ -135,6 +135,17 @@ describe('lists create and update from every kind of input', () => {
     expect(after.list_items).toBe(before.list_items - 5 + 2);
     const got = JSON.parse((await run(['lists', 'get', String(summary.list_id)])).stdout);
     expect(got.name).toBe('Plain SSNs v2');
+
+    // Without a terminal to ask on, replacing a list needs --yes: refused before anything is sent.
+    const unconfirmed = await run(['lists', 'update', String(summary.list_id), '-'], 'ssn\n345-67-8901\n');
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toMatch(/Replace every value of list \d+ \("Plain SSNs v2"\) with the 1 value of stdin: this needs confirmation/);
+    expect((await sandbox.stats()).list_items).toBe(after.list_items);
+
+    // A second list with an existing name asks too (the service would allow the duplicate).
+    const twin = await run(['lists', 'create', '--name', 'plain ssns v2', '--type', 'ssn', '-'], 'ssn\n345-67-8901\n');
+    expect(twin.code).toBe(2);
+    expect(twin.stderr).toMatch(/A list named "plain ssns v2" exists already/);
   });
 
   it('a multi-column export: the ssn column is found by its header; table output for people', async () => {

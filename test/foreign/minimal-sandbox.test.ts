@@ -51,7 +51,7 @@ describe('sandbox start --minimal (built binary on both sides)', () => {
     const id = JSON.parse(created.stdout).list_id;
     expect((await run(['lists', 'ls', '-o', 'json'])).code).toBe(0);
     expect((await run(['lists', 'get', String(id), '-o', 'json'])).code).toBe(0);
-    const updated = await run(['lists', 'update', String(id), 'ssn.csv', '-o', 'json']);
+    const updated = await run(['lists', 'update', String(id), 'ssn.csv', '--yes', '-o', 'json']);
     expect(updated.code, updated.stderr).toBe(0);
   });
 

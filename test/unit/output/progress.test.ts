@@ -11,14 +11,16 @@ function stderr(tty: boolean) {
 }
 
 describe('progressMode', () => {
-  it('spins only on a terminal, and never with --quiet or json output', () => {
-    expect(progressMode({ stderrIsTTY: true, quiet: false, output: 'table' })).toBe('spinner');
-    expect(progressMode({ stderrIsTTY: false, quiet: false, output: 'table' })).toBe('lines');
-    expect(progressMode({ stderrIsTTY: true, quiet: true, output: 'table' })).toBe('silent');
-    expect(progressMode({ stderrIsTTY: true, quiet: false, output: 'json' })).toBe('silent');
-    expect(progressMode({ stderrIsTTY: false, quiet: false, output: 'ndjson' })).toBe('lines');
-    // cron: stdout is the JSON summary, stderr a log file that still gets progress lines
-    expect(progressMode({ stderrIsTTY: false, quiet: false, output: 'json' })).toBe('lines');
+  it('shows progress on a terminal stderr whatever stdout carries; spins only where a spinner can work', () => {
+    expect(progressMode({ stderrIsTTY: true, quiet: false, columns: 80 })).toBe('spinner');
+    expect(progressMode({ stderrIsTTY: true, quiet: true, columns: 80 })).toBe('silent');
+    // cron: stderr a log file, plain lines even when stdout carries JSON
+    expect(progressMode({ stderrIsTTY: false, quiet: false, columns: 80 })).toBe('lines');
+    // a detached tmux pane or `script` without a size: no spinner that could redraw forever
+    expect(progressMode({ stderrIsTTY: true, quiet: false, columns: 0 })).toBe('lines');
+    expect(progressMode({ stderrIsTTY: true, quiet: false, columns: 19 })).toBe('lines');
+    expect(progressMode({ stderrIsTTY: true, quiet: false })).toBe('lines');
+    expect(progressMode({ stderrIsTTY: true, quiet: false, columns: 120, ci: true })).toBe('lines');
   });
 });
 

@@ -1,0 +1,83 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN } from '../helpers/binary.js';
+import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+import { FIXTURES, MAPPING, pushEnv } from './push-helpers.js';
+
+/**
+ * The binary in a real pseudo-terminal (util-linux `script`), as an operator runs it. Under a test
+ * runner `script` gets a terminal that reports 0 columns: the detached-tmux case that once made the
+ * spinner redraw forever.
+ */
+const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-tty-'));
+let sandbox: TestSandbox;
+let env: Record<string, string>;
+beforeAll(async () => {
+  sandbox = await startSandboxProcess();
+  env = pushEnv(sandbox);
+});
+afterAll(async () => {
+  await sandbox?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/** Runs `shell` in a pseudo-terminal; resolves to what the terminal showed and the exit code. */
+function inTerminal(shell: string, input = '', timeoutMs = 30_000): Promise<{ screen: string; code: number | null }> {
+  return new Promise((resolve) => {
+    const base: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('LEADCTL_') && k !== 'CI') base[k] = v;
+    const child = spawn('script', ['-qfec', shell, '/dev/null'], { env: { ...base, ...env, NO_COLOR: '1' }, cwd: work, stdio: ['pipe', 'pipe', 'pipe'] });
+    let screen = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      screen += d;
+      if (screen.length > 1_000_000) child.kill('SIGKILL');
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ screen, code });
+    });
+    child.stdin.end(input);
+  });
+}
+
+const node = quote(process.execPath);
+const leadctl = `${node} ${quote(BIN)}`;
+const push = `${leadctl} customers batch ${quote(join(FIXTURES, 'export.csv'))} --mapping ${quote(MAPPING)}`;
+
+describe('in a terminal', () => {
+  it('a 0-column terminal with stdout redirected: progress lines on the terminal, the run ends, output stays small', async () => {
+    const r = await inTerminal(`stty cols 0 2>/dev/null; ${push} > summary.json; echo "exit=$?"`);
+    expect(r.screen.length).toBeLessThan(20_000);
+    expect(r.screen).toMatch(/read 25 rows/);
+    expect(r.screen).toMatch(/exit=4/);
+    expect(JSON.parse(readFileSync(join(work, 'summary.json'), 'utf8'))).toMatchObject({ rows_read: 25, exit_code: 4 });
+  });
+
+  it('a terminal of usable width gets the spinner, and it ends', async () => {
+    const r = await inTerminal(`stty cols 100 rows 30; ${push} -o json > summary2.json; echo "exit=$?"`);
+    expect(r.screen).toMatch(/exit=4/);
+    // ora hides the cursor while it spins, and shows it again at the end
+    expect(r.screen).toContain('\u001b[?25l');
+    expect(r.screen).toContain('\u001b[?25h');
+  });
+
+  it('asks before removing a profile, and goes on only on yes', async () => {
+    const login = `printf '%s\\n' ${quote(sandbox.clientSecret)} | ${leadctl} --profile gone auth login --base-url ${quote(sandbox.baseUrl)} --client-id ${quote(sandbox.clientId)} --client-secret-stdin`;
+    const no = await inTerminal(`stty cols 100; ${login} >/dev/null 2>&1; ${leadctl} --profile gone auth logout --remove; echo "exit=$?"`, 'n\n');
+    expect(no.screen).toMatch(/Remove profile "gone" \(base URL, client id, secret and token\)\? \[y\/N\]/);
+    expect(no.screen).toMatch(/not confirmed: nothing was changed[\s\S]*exit=2/);
+    const yes = await inTerminal(`stty cols 100; ${leadctl} --profile gone auth logout --remove -o json; echo "exit=$?"`, 'y\n');
+    expect(yes.screen).toMatch(/"removed": true[\s\S]*exit=0/);
+  });
+
+  it('auth token prints the bare token for $(…) when stdout is a pipe', async () => {
+    const r = await inTerminal(`stty cols 100; t=$(${leadctl} auth token); curl -s -o /dev/null -w "status=%{http_code}" -H "Authorization: Bearer $t" ${quote(sandbox.baseUrl + '/api/v1/resources/management-systems')}`);
+    expect(r.screen).toContain('status=200');
+  });
+});
