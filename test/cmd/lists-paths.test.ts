@@ -43,7 +43,7 @@ describe.each(['list-manager', 'lead-management'] as const)('lists served only u
     const got = await run(s, ['lists', 'get', '1'], state);
     expect(got.code).toBe(0);
     expect(JSON.parse(got.stdout)).toMatchObject({ id: 1 });
-    const updated = await run(s, ['lists', 'update', '1', 'ssn.csv'], state);
+    const updated = await run(s, ['lists', 'update', '1', 'ssn.csv', '--yes'], state);
     expect(updated.code).toBe(0);
     const all = await run(s, ['lists', 'ls', '--all'], state);
     expect(JSON.parse(all.stdout)).toHaveLength(1);
@@ -63,7 +63,7 @@ describe.each(['list-manager', 'lead-management'] as const)('lists served only u
     const res = await run(s, ['lists', 'get', '999'], `state-unknown-${prefix}`);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/list 999 was not found/);
-    const update = await run(s, ['lists', 'update', '999', 'ssn.csv', '--name', 'x', '--type', 'ssn'], `state-unknown-${prefix}`);
+    const update = await run(s, ['lists', 'update', '999', 'ssn.csv', '--name', 'x', '--type', 'ssn', '--yes'], `state-unknown-${prefix}`);
     expect(update.code).toBe(2);
     expect(update.stderr).toMatch(/list 999 was not found/);
   });
