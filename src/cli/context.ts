@@ -114,7 +114,7 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
   };
 
   const makeClient = async (flags: Pick<CredentialFlags, 'clientId' | 'clientSecret'>): Promise<ApiClient> => {
-    const [{ createApiClient, proxyFromEnv }, { retryPolicyFromEnv }, { formatApiEvent }, { redact }, credentials, { listsPathMemory }, { stateDir }, { packageVersion }] = await Promise.all([
+    const [{ createApiClient, proxyFromEnv }, { formatMs, retryPolicyFromEnv }, { formatApiEvent }, { redact }, credentials, { listsPathMemory }, { stateDir }, { packageVersion }] = await Promise.all([
       import('../api/client.js'),
       import('../api/retry.js'),
       import('../api/events.js'),
@@ -149,7 +149,16 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
       now: () => io.now().getTime(),
       listsPath: globals.listsPath,
       listsMemory: listsPathMemory(stateDir(io.env), resolved.profile.value, resolved.baseUrl.value),
-      onEvent: globals.verbose ? (event) => log.debug(redact(formatApiEvent(event), [secret])) : undefined,
+      onEvent: (event) => {
+        if (globals.verbose) log.debug(redact(formatApiEvent(event), [secret]));
+        else if (event.type === 'retry') {
+          // A run waiting on a struggling service says so, above its progress, instead of going quiet.
+          const line = `${event.method} ${event.path}: ${event.reason}, retry ${event.attempt} of ${retry.maxAttempts - 1} in ${formatMs(event.delayMs)}`;
+          const progress = progresses[progresses.length - 1];
+          if (progress && !globals.quiet) progress.note(line);
+          else log.info(line);
+        }
+      },
     });
   };
 

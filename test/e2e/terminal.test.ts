@@ -81,3 +81,26 @@ describe('in a terminal', () => {
     expect(r.screen).toContain('status=200');
   });
 });
+
+describe('retries are visible', () => {
+  it('each retry of a failing request is a line on stderr: what failed, which retry, when', async () => {
+    const { runBinary } = await import('../helpers/binary.js');
+    const failing = await startSandboxProcess(['--fail-rate', '1']);
+    try {
+      const r = await runBinary(['customers', 'batch', join(FIXTURES, 'export.csv'), '--mapping', MAPPING, '-o', 'json'], {
+        env: { ...pushEnv(failing), LEADCTL_RETRY_ATTEMPTS: '3' },
+        cwd: work,
+      });
+      expect(r.code).toBe(5);
+      expect(r.stderr).toMatch(/POST \/api\/v1\/loan-performance\/batches\/customers: HTTP 503, retry 1 of 2 in [\d.]+ m?s/);
+      expect(r.stderr).toMatch(/retry 2 of 2 in/);
+      const quiet = await runBinary(['customers', 'batch', join(FIXTURES, 'export.csv'), '--mapping', MAPPING, '-o', 'json', '-q'], {
+        env: { ...pushEnv(failing), LEADCTL_RETRY_ATTEMPTS: '2' },
+        cwd: work,
+      });
+      expect(quiet.stderr).not.toMatch(/retry 1 of/);
+    } finally {
+      await failing.stop();
+    }
+  });
+});
