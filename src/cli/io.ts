@@ -33,6 +33,8 @@ export interface InputSettings {
   encoding?: InputEncoding;
   /** Read a file even when it changes while it is read (an exporter still writing it). */
   allowChanging?: boolean;
+  /** The field delimiter of delimited files (--delimiter); detected from the header line when absent. */
+  delimiter?: string;
 }
 
 export const INPUT_ENCODINGS = ['utf-8', 'latin1', 'windows-1252', 'utf-16le'] as const;

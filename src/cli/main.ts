@@ -26,6 +26,7 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
     .option('--timeout <seconds>', 'per-request timeout in seconds', parsePositiveNumber)
     .option('--lists-path <path>', 'where this deployment serves lists, e.g. /api/v1/list-manager/lists (default: the documented path, else the other one, remembered per profile)', parseListsPath)
     .addOption(new Option('--encoding <name>', 'text encoding of input files (default: UTF-8; UTF-16 with a BOM is recognised)').choices(INPUT_ENCODINGS))
+    .option('--delimiter <char>', 'field delimiter of input files: a character, or comma, semicolon, tab, pipe (default: detected from the header line; for exports, the mapping\'s)', parseDelimiter)
     .option('--csv-raw', 'write CSV values exactly, without the leading \' that keeps spreadsheets from running cells starting with = + - @ as formulas')
     .option('--allow-changing-input', 'read an input file even if it changes while it is read (refused by default: an export still being written)')
     .showHelpAfterError('(run with --help for usage)')
@@ -53,6 +54,14 @@ function parseListsPath(value: string): string {
   return path;
 }
 
+const DELIMITER_NAMES: Record<string, string> = { comma: ',', semicolon: ';', tab: '\t', pipe: '|', '\\t': '\t' };
+
+function parseDelimiter(value: string): string {
+  const d = DELIMITER_NAMES[value.toLowerCase()] ?? value;
+  if (d.length !== 1 || d === '"' || d === '\r' || d === '\n') throw new UsageError(`--delimiter must be one character (or comma, semicolon, tab, pipe), not a quote or a line break; got "${value}"`);
+  return d;
+}
+
 function parsePositiveNumber(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got "${value}"`);
@@ -66,7 +75,7 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
   const bind: Bind = (handler) => async (...commanderArgs: any[]) => {
     const cmd = commanderArgs[commanderArgs.length - 1] as Command;
     const raw = cmd.optsWithGlobals();
-    const input = { encoding: raw.encoding as InputEncoding | undefined, allowChanging: raw.allowChangingInput === true };
+    const input = { encoding: raw.encoding as InputEncoding | undefined, allowChanging: raw.allowChangingInput === true, delimiter: raw.delimiter as string | undefined };
     const ctx = createContext({ ...io, input, csv: { raw: raw.csvRaw === true } }, raw);
     jsonErrors = ctx.globals.output === 'json';
     try {

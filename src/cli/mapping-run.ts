@@ -4,7 +4,7 @@ import { UsageError } from '../errors.js';
 import { resolveZone } from '../ingest/mapping-datetime.js';
 import { starterMapping, type FileRole, type SampledFile } from '../ingest/mapping-init.js';
 import { openInput } from '../ingest/sources.js';
-import { checkHeaderNames, tableBatches } from '../ingest/table/reader.js';
+import { checkHeaderNames, chooseDelimiter, tableBatches } from '../ingest/table/reader.js';
 import type { CommandContext } from './context.js';
 
 /** `mapping init`: sample each file's header and first rows, then print or write the starter mapping. */
@@ -41,9 +41,9 @@ export async function runMappingInit(
 }
 
 async function sample(ctx: CommandContext, file: string, rows: number): Promise<SampledFile> {
-  const input = await openInput(file, ctx.io);
+  const { delimiter, input } = await chooseDelimiter(await openInput(file, ctx.io), ctx.io.input?.delimiter);
   const records: string[][] = [];
-  const batches = tableBatches(input, { delimiter: ',' });
+  const batches = tableBatches(input, { delimiter });
   try {
     for await (const batch of batches) {
       for (const { cells } of batch) if (records.length <= rows) records.push(cells);

@@ -3,7 +3,7 @@ import { DryRunRequestSchema, formatZodIssues, type DryRunRequest, type Lookback
 import type { IO } from '../cli/io.js';
 import { normaliseSsn } from './list-normalise.js';
 import { openInput } from './sources.js';
-import { checkHeaderNames, EMPTY_INPUT_HINT, tableBatches, type TableRow } from './table/reader.js';
+import { checkHeaderNames, chooseDelimiter, EMPTY_INPUT_HINT, tableBatches, type TableRow } from './table/reader.js';
 
 export interface Lookbacks {
   previously_purchased_lookback_window?: LookbackWindow;
@@ -102,11 +102,12 @@ function findColumn(header: string[], wanted: string | undefined, candidates: st
  */
 export async function openDryRunFile(
   path: string,
-  io: Pick<IO, 'stdin' | 'cwd'>,
-  options: { ssnColumn?: string; emailColumn?: string; lookbacks: Lookbacks; delimiter?: string },
+  io: Pick<IO, 'stdin' | 'cwd' | 'input'>,
+  options: { ssnColumn?: string; emailColumn?: string; lookbacks: Lookbacks },
 ): Promise<DryRunFile> {
-  const input = await openInput(path, io);
-  const records = tableRows(tableBatches(input, { delimiter: options.delimiter ?? ',' }));
+  const chosen = await chooseDelimiter(await openInput(path, io), io.input?.delimiter);
+  const input = chosen.input;
+  const records = tableRows(tableBatches(input, { delimiter: chosen.delimiter }));
   const first = await records.next();
   if (first.done) throw new InputError('is empty: expected a header row with an ssn and/or email column', { file: input.name });
   const header = first.value.cells.map((h) => h.trim());

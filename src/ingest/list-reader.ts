@@ -11,6 +11,8 @@ export type ListFileFormat = 'lines' | 'csv' | 'json';
 export interface ListReaderOptions extends ColumnRequest {
   /** Rows per batch handed to the caller. */
   batchSize?: number;
+  /** The delimiter named with --delimiter (else detected from the first line). */
+  delimiter?: string;
 }
 
 export interface ListReader {
@@ -64,7 +66,7 @@ export async function openListReader(source: InputSource, options: ListReaderOpt
     return { file, format: 'lines', batches: () => lineBatches(chunks, { file, batchSize, skipRow: 0, choice: { header: false, index: 0, width: 1 } }) };
   }
 
-  const delimiter = sniffDelimiter(firstLine);
+  const delimiter = options.delimiter !== undefined ? { char: options.delimiter, count: firstLine.split(options.delimiter).length - 1 } : sniffDelimiter(firstLine);
   const needsCsv = firstLine.includes('"') || delimiter.count > 0 || hasLoneCarriageReturn(prefix);
   if (!needsCsv) {
     const choice = chooseColumn([firstLine], options, file, firstRow);

@@ -146,22 +146,7 @@ export function sniffFormat(head: string): InputFormat {
   }
 }
 
-/** The first characters of an input without consuming them: the returned source replays them. */
-export async function peekText(input: InputSource): Promise<{ head: string; input: InputSource }> {
-  const iterator = input.stream[Symbol.asyncIterator]() as AsyncIterator<string>;
-  const first = await iterator.next();
-  const head = first.done ? '' : String(first.value);
-  async function* replay(): AsyncGenerator<string> {
-    if (head !== '') yield head;
-    if (first.done) return;
-    while (true) {
-      const next = await iterator.next();
-      if (next.done) return;
-      yield String(next.value);
-    }
-  }
-  return { head, input: { ...input, stream: Readable.from(replay()) } };
-}
+export { peekText } from './sources.js';
 
 /**
  * The same rows as readCsv, pulled by the consumer (who may wait between them, e.g. for a free

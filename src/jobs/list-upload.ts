@@ -140,6 +140,7 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
   try {
     const reader = await openListReader(source, {
       column: options.column,
+      delimiter: deps.io.input?.delimiter,
       header: options.header,
       headerMatches: headerMatcher(type),
       looksLikeValue: (cell) => validateListItem(type, normalise(cell)) === null,

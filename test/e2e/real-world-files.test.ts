@@ -180,3 +180,17 @@ describe('files leadctl writes', () => {
     expect(rejects).not.toMatch(/(^|,)=cmd/m);
   });
 });
+
+describe('delimiters', () => {
+  it('dry-run --file detects a semicolon file from its header, and --delimiter names one', async () => {
+    writeFileSync(join(work, 'semi.csv'), 'ssn;email\n123456789;a@example.com\n');
+    const detected = await runBinary(['dry-run', '--file', 'semi.csv', '-o', 'json'], { env, cwd: work });
+    expect(detected.code, detected.stderr).toBe(0);
+    writeFileSync(join(work, 'pipes.txt'), 'name|ssn\nA|123456789\n');
+    const named = await runBinary(['dry-run', '--file', 'pipes.txt', '--delimiter', 'pipe', '--ssn-column', 'ssn', '-o', 'ndjson'], { env, cwd: work });
+    expect(named.code, named.stderr).toBe(0);
+    expect(JSON.parse(named.stdout.trim())).toMatchObject({ name: 'A', pass: true });
+    const bad = await runBinary(['dry-run', '--file', 'pipes.txt', '--delimiter', '""'], { env, cwd: work });
+    expect(bad.code).toBe(2);
+  });
+});

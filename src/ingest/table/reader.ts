@@ -1,5 +1,5 @@
 import { InputError } from '../../errors.js';
-import type { InputSource } from '../sources.js';
+import { peekText, type InputSource } from '../sources.js';
 
 /**
  * The one tabular reader: decoded text → records (arrays of cells), for every command that reads
@@ -381,4 +381,20 @@ export function checkHeaderNames(file: string, header: readonly string[], key: (
   if (parts.length) {
     throw new InputError(`header ${parts.join(' and ')}`, { file, row: 1 }, { hint: 'give every column a distinct name in the header row' });
   }
+}
+
+/**
+ * The delimiter of a delimited input: the one the user named (--delimiter), else the most frequent
+ * of comma, semicolon, tab and pipe on the first line (comma when none). The input given back
+ * replays what was looked at.
+ */
+export async function chooseDelimiter(input: InputSource, named?: string): Promise<{ delimiter: string; input: InputSource }> {
+  if (named !== undefined) {
+    checkDelimiter(named);
+    return { delimiter: named, input };
+  }
+  const peeked = await peekText(input);
+  const text = peeked.head.replace(/^\uFEFF/, '');
+  const end = text.search(/[\r\n]/);
+  return { delimiter: sniffDelimiter(end < 0 ? text : text.slice(0, end)).char, input: peeked.input };
 }
