@@ -143,6 +143,9 @@ class SpinnerProgress implements Progress {
     this.loading ??= import('ora').then(({ default: ora }) => {
       this.spinner = ora({
         stream: this.stream as NodeJS.WritableStream,
+        // progressModeFor already chose the spinner (a terminal, wide enough, not CI); ora's own
+        // check would also read CI from the environment of the process rather than of this run.
+        isEnabled: (this.stream as { isTTY?: boolean }).isTTY === true,
         color: this.color ? 'cyan' : false,
         discardStdin: false,
         hideCursor: true,
