@@ -56,6 +56,23 @@ describe('sandbox input ranges', () => {
     expect([200, 201]).toContain(loan.status);
   });
 
+  it('a customer id longer than the router path limit is refused when stored (422 or skipped), not stored and then 414', async () => {
+    const api = apiClient(sb.baseUrl, token);
+    const loan = { loan_id: 'L1', lead_id: 7, is_lead_loan: true, loan_amount: 50_000, applied_at: '2024-01-05T10:00:00Z', payments: [] };
+    const longest = 'D'.repeat(2048);
+    const tooLong = 'E'.repeat(2049);
+    const batch = await api.post('/api/v1/loan-performance/batches/customers', { customers: [{ customer_id: tooLong, loans: [loan] }, { customer_id: longest, loans: [loan] }] });
+    expect(batch.status).toBe(200);
+    const { data } = batch.body as { data: { accepted: { customers: number }; skipped: { path: string; errors: string[] }[] } };
+    expect(data.accepted.customers).toBe(1);
+    expect(data.skipped).toEqual([{ path: 'customers.0', id: tooLong, errors: ['customer_id: at most 2048 characters'] }]);
+    const single = await api.post('/api/v1/loan-performance/customers', { customer_id: tooLong, lead_loan: { loan_id: 'L1', lead_id: 7, loan_amount: 100, applied_at: '2024-01-05T10:00:00Z' } });
+    expect(single.status).toBe(422);
+    expect((single.body as { errors: Record<string, string[]> }).errors.customer_id).toEqual(['at most 2048 characters']);
+    const reachable = await api.post(`/api/v1/loan-performance/customers/${longest}/loans`, { loan_id: 'L2', lead_id: 7, loan_amount: 100, applied_at: '2024-01-05T10:00:00Z' });
+    expect(reachable.status).toBe(201);
+  });
+
   it('logged no server error along the way', () => {
     expect(errors).toEqual([]);
   });

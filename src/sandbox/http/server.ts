@@ -15,6 +15,8 @@ export interface RouteModules {
 }
 
 const LEGACY_PREFIX = '/api/legacy';
+/** The longest path parameter routed (in UTF-16 code units, after decoding); stores refuse longer ids. */
+export const MAX_PATH_ID_LENGTH = 2048;
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** Connections to destroy after their request was handled (fault injection). */
@@ -22,7 +24,7 @@ const toReset = new WeakSet<FastifyRequest>();
 
 export function buildServer(ctx: SandboxContext, routes: RouteModules): FastifyInstance {
   // Path parameters as long as the store accepts ids (a customer id stored by a batch must be reachable by its own URL).
-  const app = Fastify({ logger: false, bodyLimit: ctx.maxBodyBytes, return503OnClosing: true, forceCloseConnections: true, routerOptions: { maxParamLength: 2048 } });
+  const app = Fastify({ logger: false, bodyLimit: ctx.maxBodyBytes, return503OnClosing: true, forceCloseConnections: true, routerOptions: { maxParamLength: MAX_PATH_ID_LENGTH } });
   // The interface speaks JSON (and forms at the token endpoint): anything else is 415, not a validation error.
   app.removeContentTypeParser('text/plain');
 

@@ -3,11 +3,15 @@ import { CustomerBatchSchema, CustomerUpsertSchema, LoanUpsertSchema, PaymentUps
 import { isoSeconds } from '../clock.js';
 import type { SandboxContext } from '../context.js';
 import { sendNotFound, sendValidationError } from '../http/errors.js';
+import { MAX_PATH_ID_LENGTH } from '../http/server.js';
 import { ACCOUNT_ID } from '../store/seed.js';
 import type { BatchCustomerInput, LoanInput, PaymentInput } from '../store/loan-performance.js';
 import { LoanPerformanceStore } from '../store/loan-performance.js';
 
 const BASE = '/loan-performance';
+// A customer id is later a path parameter: one longer than the router accepts would be stored and then unreachable (414).
+const ID_TOO_LONG = `at most ${MAX_PATH_ID_LENGTH} characters`;
+const idTooLong = (id: unknown): boolean => typeof id === 'string' && id.length > MAX_PATH_ID_LENGTH;
 
 interface CustomerParams {
   customerId: string;
@@ -23,6 +27,7 @@ export function registerLoanPerformanceRoutes(app: FastifyInstance, ctx: Sandbox
     const parsed = CustomerUpsertSchema.safeParse(request.body);
     if (!parsed.success) return sendValidationError(reply, zodErrorBag(parsed.error));
     const { customer_id, lead_loan } = parsed.data;
+    if (idTooLong(customer_id)) return sendValidationError(reply, { customer_id: [ID_TOO_LONG] });
     const outcome = store.upsertCustomer(customer_id, lead_loan as LoanInput, now());
     return upserted(reply, outcome.created, outcome.data);
   });
@@ -52,7 +57,15 @@ export function registerLoanPerformanceRoutes(app: FastifyInstance, ctx: Sandbox
       // Problems of the batch as a whole (no customers array, more than 1000 customers, unknown keys): nothing is stored.
       if (parsed.error.issues.some((issue) => batchIssueOwner(issue.path) === '')) return sendValidationError(reply, zodErrorBag(parsed.error));
     }
-    const result = acceptBatch((request.body as { customers: unknown[] }).customers, skipped);
+    const customers = (request.body as { customers: unknown[] }).customers;
+    customers.forEach((customer, c) => {
+      if (!idTooLong(idOf(customer, 'customer_id'))) return;
+      const path = `customers.${c}`;
+      const entry = skipped.find((s) => s.path === path);
+      if (entry) entry.errors.push(`customer_id: ${ID_TOO_LONG}`);
+      else skipped.push({ path, errors: [`customer_id: ${ID_TOO_LONG}`] });
+    });
+    const result = acceptBatch(customers, skipped);
     store.storeBatch(result.customers, now());
     // The interface shows no batch response body: the minimal service answers {} and says nothing per record.
     if (ctx.minimal) return reply.code(200).send({});
