@@ -263,6 +263,11 @@ const logout: Handler<LogoutOptions> = async (ctx, _args, opts) => {
     await confirm(ctx.io, `Remove profile "${name}" (base URL, client id, secret and token)?`, { yes: opts.yes === true });
   }
   const existed = opts.remove ? store.removeProfile(name) : store.forgetSecrets(name);
+  if (opts.remove) {
+    // A profile removed leaves no record of what it sent, and no key, behind.
+    const [{ forgetProfile }, { stateDir }] = await Promise.all([import('../jobs/delta/record.js'), import('../jobs/push/state-dir.js')]);
+    forgetProfile(stateDir(ctx.io.env), ctx.config.dir, name);
+  }
   if (environmentCredentialsSet(ctx.io.env)) {
     ctx.log.warn(`Note: ${ENV.clientId} / ${ENV.clientSecret} are still set in this environment; commands keep using them.`);
   }

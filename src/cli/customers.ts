@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Register } from './command.js';
 import { addPushOptions, byteSize, wholeNumber, type PushFlags } from './push-options.js';
 
@@ -8,6 +8,9 @@ interface BatchFlags extends PushFlags {
   chunkSize: number;
   maxBytes: number;
   resume?: boolean;
+  changedOnly?: boolean;
+  full?: boolean;
+  maxAge?: number;
 }
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -25,7 +28,10 @@ export const register: Register = (program, bind) => {
     .option('--payments <file>', 'CSV with one row per payment, joined to --loans on customer and loan id (repeatable)', collect)
     .option('--chunk-size <n>', 'customers per request', wholeNumber('--chunk-size', 1, 1000), 1000)
     .option('--max-bytes <size>', 'largest request body (a single larger customer is sent alone)', byteSize, 8 * 1024 * 1024)
-    .option('--resume', 'continue an interrupted push of the same inputs: send only what the service has not acknowledged');
+    .option('--resume', 'continue an interrupted push of the same inputs: send only what the service has not acknowledged')
+    .addOption(new Option('--changed-only', 'send only customers that changed since the service last acknowledged them (by the local record of what was sent), or were last sent over --max-age ago').conflicts('full'))
+    .option('--full', 'send every customer and refresh the record of what was sent (the weekly run beside nightly --changed-only)')
+    .option('--max-age <days>', 'with --changed-only: resend customers last sent more than this many days ago', wholeNumber('--max-age', 0, 3650), 30);
   addPushOptions(batch, 'requests').action(
     bind<BatchFlags>(async (ctx, args, opts, cmd) => {
       const { runBatchPushCommand } = await import('./push-run.js');
@@ -44,6 +50,8 @@ export const register: Register = (program, bind) => {
         concurrency: opts.concurrency,
         validateOnly: opts.validateOnly === true,
         resume: opts.resume === true,
+        delta: opts.changedOnly ? 'changed-only' : opts.full ? 'full' : undefined,
+        maxAgeDays: opts.maxAge,
       });
     }),
   );

@@ -11,6 +11,7 @@ import { register as loans } from './loans.js';
 import { register as mapping } from './mapping.js';
 import { register as payments } from './payments.js';
 import { register as sandbox } from './sandbox.js';
+import { register as state } from './state.js';
 import { register as systems } from './systems.js';
 
 /**
@@ -18,4 +19,4 @@ import { register as systems } from './systems.js';
  * (commander only): they load their implementation inside the action, so that
  * `leadctl --version` and `--help` pay for commander alone.
  */
-export const commandGroups: Register[] = [auth, systems, lists, customers, loans, payments, mapping, leads, dryRun, legacy, sandbox, demo, completion];
+export const commandGroups: Register[] = [auth, systems, lists, customers, loans, payments, mapping, leads, dryRun, legacy, state, sandbox, demo, completion];

@@ -20,6 +20,9 @@ import type { PushEvent } from './progress.js';
 import { defaultRejectsName, RejectsWriter } from './rejects.js';
 import { applySkips } from './service-skips.js';
 import { stateDir } from './state-dir.js';
+import { configDir } from '../../config/paths.js';
+import { CustomerDelta, DEFAULT_MAX_AGE_DAYS, type DeltaMode } from '../delta/customers.js';
+import { DeltaRecord, type CustomerDigest } from '../delta/record.js';
 import { accountFor, outcomeOf, Tally, type PushSummary, type StopReason } from './summary.js';
 import { validateGroup, type LevelCounts, type Reject, type ValidCustomer } from './validate.js';
 
@@ -47,6 +50,10 @@ export interface BatchPushRequest {
   concurrency: number;
   validateOnly: boolean;
   resume: boolean;
+  /** `changed-only`: send only what differs from the record; `full`: send all and refresh the record. */
+  delta?: DeltaMode;
+  /** With `changed-only`: resend customers last sent longer ago than this. */
+  maxAgeDays?: number;
 }
 
 /** Where a push goes: the journal and the lock are per profile, base URL and client. */
@@ -108,6 +115,7 @@ class BatchRun {
   private target: PushTarget | undefined;
   private client: ApiClient | undefined;
   private staging: Staging | undefined;
+  private delta: CustomerDelta | undefined;
   private retries = 0;
   /** Requests the service refused as too large (HTTP 413), each then sent in halves. */
   private splits = 0;
@@ -148,6 +156,7 @@ class BatchRun {
         this.lock = PushLock.acquire(dir, this.target.profile, 'customers batch', this.started);
       }
       releaseSignals = io.onSignal((signal) => this.onSignal(signal));
+      if (request.delta) this.delta = await this.openDelta(request.delta);
       if (!request.validateOnly) {
         this.client = await env.api();
         // Fail on bad credentials before reading a million rows, not after.
@@ -195,6 +204,7 @@ class BatchRun {
       releaseSignals?.();
       this.rejects.close();
       this.journal?.close();
+      this.delta?.close();
       this.staging?.close();
       this.lock?.release();
     }
@@ -216,6 +226,27 @@ class BatchRun {
     this.env.onEvent({ type: 'stopping', reason: signal, inFlight: this.inFlight.size });
     const grace = this.env.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
     setTimeout(() => this.abort.abort(new Error('the wait for requests in flight ran out')), grace).unref();
+  }
+
+  /**
+   * The record of what this target acknowledged before. A check-only run reads it (to count what
+   * would be sent) but never makes one.
+   */
+  private async openDelta(mode: DeltaMode): Promise<CustomerDelta> {
+    const target = this.target ?? (await this.env.target());
+    const record = DeltaRecord.open(stateDir(this.io.env), configDir(this.io.env), target, !this.request.validateOnly) ?? DeltaRecord.empty();
+    return new CustomerDelta(record, { mode, maxAgeDays: this.request.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS });
+  }
+
+  /** The run's name in the record, the same when it is resumed, and the moment it first began. */
+  private beginDelta(): void {
+    if (!this.delta) return;
+    const header = this.journal?.header;
+    if (!header) {
+      this.delta.begin('check-only', this.started.getTime());
+      return;
+    }
+    this.delta.begin(createHash('sha256').update(`${header.key}\n${header.created}`).digest('hex').slice(0, 16), Date.parse(header.created));
   }
 
   /** One named CSV file with a row per payment can stream; anything else is staged. */
@@ -249,7 +280,14 @@ class BatchRun {
     this.journal?.close();
     const opened = Journal.open(
       dir,
-      { key, profile: this.target!.profile, base_url: this.target!.baseUrl, inputs: request.inputs.map((i) => `${i.role}:${i.path}`), settings: { maxCustomers: request.chunkSize, maxBytes: request.maxBytes }, mode },
+      {
+        key,
+        profile: this.target!.profile,
+        base_url: this.target!.baseUrl,
+        inputs: request.inputs.map((i) => `${i.role}:${i.path}`),
+        settings: { maxCustomers: request.chunkSize, maxBytes: request.maxBytes, ...(request.delta ? { delta: request.delta === 'full' ? 'full' : `changed-only, --max-age ${request.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS}` } : {}) },
+        mode,
+      },
       request.resume && !fresh,
       this.started,
     );
@@ -342,6 +380,7 @@ class BatchRun {
   private async pushGroups(groups: Iterable<CustomerGroup> | AsyncIterable<CustomerGroup>, streaming: boolean): Promise<void> {
     const { request } = this;
     const chunker = new Chunker({ maxCustomers: request.chunkSize, maxBytes: request.maxBytes });
+    this.beginDelta();
     const iterator = Symbol.asyncIterator in groups ? (groups as AsyncIterable<CustomerGroup>)[Symbol.asyncIterator]() : (groups as Iterable<CustomerGroup>)[Symbol.iterator]();
     let stoppedEarly = false;
     try {
@@ -360,6 +399,15 @@ class BatchRun {
         this.writeRejects(result.rejects);
         if (!result.valid) continue;
         Tally.add(this.tally.valid, { customers: 1, loans: result.valid.loans, payments: result.valid.payments });
+        if (this.delta) {
+          const digest = this.delta.digestOf(result.valid.customerId, result.valid.json);
+          if (!this.delta.shouldSend(digest)) {
+            Tally.add(this.tally.unchanged, { customers: 1, loans: result.valid.loans, payments: result.valid.payments });
+            this.doneCustomers++;
+            continue;
+          }
+          result.valid.digest = digest;
+        }
         const closed = chunker.add(result.valid);
         if (closed) await this.dispatch(closed);
       }
@@ -444,6 +492,7 @@ class BatchRun {
     }
     Tally.add(this.tally.accepted, unconfirmed, -1);
     Tally.add(this.tally.unconfirmed, unconfirmed);
+    this.rememberDelta(chunk, result, outcome === 'refused');
     this.doneCustomers += sent.customers;
     this.env.onEvent({
       type: 'request',
@@ -457,6 +506,25 @@ class BatchRun {
       totalCustomers: this.totalCustomers,
       requestsDone: this.requests.sent + this.requests.acknowledgedBefore,
     });
+  }
+
+  /**
+   * The record learns what the service acknowledged (a 2xx, with or without a per-record verdict)
+   * and forgets customers it skipped in part or refused, so that those are sent again next time.
+   */
+  private rememberDelta(chunk: Chunk, result: PostResult, refused: boolean): void {
+    if (!this.delta) return;
+    const rejected = new Set<number>();
+    for (const entry of [...result.skipped, ...result.refused]) {
+      const m = /^customers\.(\d+)/.exec(entry.path);
+      if (m) rejected.add(Number(m[1]));
+    }
+    const remember: CustomerDigest[] = [];
+    const forget: CustomerDigest[] = [];
+    chunk.customers.forEach((c, i) => {
+      if (c.digest) (refused || rejected.has(i) ? forget : remember).push(c.digest);
+    });
+    this.delta.settle(remember, forget, this.io.now().getTime());
   }
 
   private pending(chunk: Chunk): void {
@@ -628,6 +696,7 @@ class BatchRun {
       rejects: this.rejects.count,
       journal: this.journal?.path ?? null,
       exit_code: exitCode,
+      ...(request.delta ? { delta: { mode: request.delta, max_age_days: request.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS, record: this.delta?.record.path ?? null } } : {}),
       ...(error ? { error } : {}),
       ...(notes.length ? { notes } : {}),
     });

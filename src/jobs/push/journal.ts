@@ -14,6 +14,8 @@ import { stateDirError } from './state-dir.js';
 export interface JournalSettings {
   maxCustomers: number;
   maxBytes: number;
+  /** `--changed-only` (with its --max-age) or `--full`: a resume must choose the customers the same way. */
+  delta?: string;
 }
 
 export interface JournalHeader {
@@ -112,6 +114,10 @@ export class Journal {
           throw new UsageError(
             `the interrupted push was cut with --chunk-size ${a.maxCustomers} --max-bytes ${a.maxBytes}; resume with the same values (this run asked for ${b.maxCustomers} and ${b.maxBytes})`,
           );
+        }
+        if ((a.delta ?? 'none') !== (b.delta ?? 'none')) {
+          const say = (d: string | undefined) => (d === undefined ? 'without --changed-only or --full' : d === 'full' ? 'with --full' : `with --${d}`);
+          throw new UsageError(`the interrupted push ran ${say(a.delta)}; resume it the same way (this run asked ${say(b.delta)})`);
         }
         journal.fd = openSync(path, 'a', 0o600);
         // A line torn by a crash must not swallow the first acknowledgement appended after it.

@@ -27,6 +27,8 @@ export interface LevelSummary {
   duplicates: number;
   /** Sent, answered 2xx without per-record detail: neither known accepted nor known rejected. */
   unconfirmed: number;
+  /** Valid, and the same as the service last acknowledged (`--changed-only`): not sent. */
+  unchanged: number;
   not_sent: number;
 }
 
@@ -49,6 +51,8 @@ export interface PushSummary {
   journal: string | null;
   exit_code: number;
   error?: { code: string; message: string; hint?: string };
+  /** Set when the run used the record of what was sent before (`--changed-only`, `--full`). */
+  delta?: { mode: 'changed-only' | 'full'; max_age_days: number; record: string | null };
   /** Things the operator should know about this run (e.g. an unsorted export was staged). */
   notes?: string[];
   /** Every record read, accounted for at each level (see `accountFor`). */
@@ -56,7 +60,7 @@ export interface PushSummary {
 }
 
 export interface Accounting {
-  /** read = accepted + rejected + duplicates + unconfirmed + not_sent (+ valid, when nothing is sent). */
+  /** read = accepted + rejected + duplicates + unconfirmed + unchanged + not_sent (+ valid not unchanged, when nothing is sent). */
   balanced: boolean;
   customers: { read: number; accounted_for: number };
   loans: { read: number; accounted_for: number };
@@ -65,7 +69,7 @@ export interface Accounting {
 
 /** Where each record read ended: one outcome each, so the outcomes add up to what was read. */
 function accountedFor(l: LevelSummary, validateOnly: boolean): number {
-  return l.accepted + l.rejected + l.duplicates + l.unconfirmed + l.not_sent + (validateOnly ? l.valid - l.sent : 0);
+  return l.accepted + l.rejected + l.duplicates + l.unconfirmed + l.unchanged + l.not_sent + (validateOnly ? l.valid - l.unchanged - l.sent : 0);
 }
 
 /**
@@ -113,6 +117,7 @@ export class Tally {
   readonly rejected = counts();
   readonly duplicates = counts();
   readonly unconfirmed = counts();
+  readonly unchanged = counts();
   readonly notSent = counts();
 
   static add(target: LevelCounts, source: LevelCounts, sign = 1): void {
@@ -130,6 +135,7 @@ export class Tally {
       rejected: this.rejected[key],
       duplicates: this.duplicates[key],
       unconfirmed: this.unconfirmed[key],
+      unchanged: this.unchanged[key],
       not_sent: this.notSent[key],
     };
   }
@@ -174,8 +180,13 @@ export function renderSummary(s: PushSummary): string {
   ];
   // The column appears only when the service left records unconfirmed: a run that says nothing of it has none.
   const showUnconfirmed = levels.some(([, l]) => l.unconfirmed > 0);
-  const headers = ['', 'read', 'valid', s.validate_only ? 'would send' : 'sent', 'accepted', 'rejected', 'duplicates', ...(showUnconfirmed ? ['unconfirmed'] : []), 'not sent'];
-  const rows = levels.map(([name, l]) => [name, l.read, l.valid, s.validate_only ? l.valid : l.sent, l.accepted, l.rejected, l.duplicates, ...(showUnconfirmed ? [l.unconfirmed] : []), l.not_sent].map((v) => (typeof v === 'number' ? v.toLocaleString('en-US') : v)));
+  const showUnchanged = s.delta?.mode === 'changed-only' || levels.some(([, l]) => l.unchanged > 0);
+  const headers = ['', 'read', 'valid', ...(showUnchanged ? ['unchanged'] : []), s.validate_only ? 'would send' : 'sent', 'accepted', 'rejected', 'duplicates', ...(showUnconfirmed ? ['unconfirmed'] : []), 'not sent'];
+  const rows = levels.map(([name, l]) =>
+    [name, l.read, l.valid, ...(showUnchanged ? [l.unchanged] : []), s.validate_only ? l.valid - l.unchanged : l.sent, l.accepted, l.rejected, l.duplicates, ...(showUnconfirmed ? [l.unconfirmed] : []), l.not_sent].map((v) =>
+      typeof v === 'number' ? v.toLocaleString('en-US') : v,
+    ),
+  );
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
   const out: string[] = [];
@@ -194,6 +205,7 @@ export function renderSummary(s: PushSummary): string {
   out.push(`requests       ${requests}`);
   out.push(`retries        ${s.retries.toLocaleString('en-US')}`);
   out.push(`elapsed        ${s.elapsed_seconds.toFixed(1)} s (${s.rows_per_second.toLocaleString('en-US')} rows/s)`);
+  if (s.delta) out.push(`delta          ${s.delta.mode === 'full' ? 'everything sent; the record of what was sent is refreshed' : `only what changed since the last acknowledged send, or was last sent over ${s.delta.max_age_days} day${s.delta.max_age_days === 1 ? '' : 's'} ago`}`);
   if (s.rejects_file) out.push(`rejects file   ${s.rejects_file} (${s.rejects.toLocaleString('en-US')} line${s.rejects === 1 ? '' : 's'})`);
   if (s.journal && s.status !== 'completed' && s.status !== 'completed_with_rejects') out.push(`journal        ${s.journal}`);
   if (s.error) out.push(`error          ${s.error.message}`);

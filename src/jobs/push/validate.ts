@@ -4,6 +4,7 @@ import { loanLooksValid, paymentLooksValid } from './fast-check.js';
 import type { FieldError } from '../../ingest/mapping.js';
 import type { CustomerGroup, GroupLoan, SourceRecord } from '../../ingest/lms-groups.js';
 import type { Origin } from '../../ingest/staging.js';
+import type { CustomerDigest } from '../delta/record.js';
 
 /**
  * A customer group → what can be sent, and a reject for everything that cannot, with the
@@ -38,6 +39,8 @@ export interface ValidCustomer {
   loans: number;
   payments: number;
   trace: CustomerTrace;
+  /** Keyed digests of the customer, set when the run keeps the record of what was sent (`--changed-only`, `--full`). */
+  digest?: CustomerDigest;
 }
 
 export interface GroupResult {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { accountFor, type LevelSummary } from '../../../src/jobs/push/summary.js';
 
-const level = (l: Partial<LevelSummary>): LevelSummary => ({ read: 0, valid: 0, sent: 0, accepted: 0, rejected: 0, duplicates: 0, unconfirmed: 0, not_sent: 0, ...l });
+const level = (l: Partial<LevelSummary>): LevelSummary => ({ read: 0, valid: 0, sent: 0, accepted: 0, rejected: 0, duplicates: 0, unconfirmed: 0, unchanged: 0, not_sent: 0, ...l });
 const base = {
   command: 'customers batch',
   status: 'completed_with_rejects' as const,

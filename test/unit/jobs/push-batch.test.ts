@@ -4,60 +4,19 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ApiClient } from '../../../src/api/client.js';
 import { AuthError, NotFoundError, PayloadTooLargeError, ServiceError } from '../../../src/errors.js';
-import { runBatchPush, type BatchPushRequest, type PushEnvironment } from '../../../src/jobs/push/batch.js';
+import type { ApiClient } from '../../../src/api/client.js';
+import { runBatchPush } from '../../../src/jobs/push/batch.js';
 import type { PushEvent } from '../../../src/jobs/push/progress.js';
 import { renderSummary } from '../../../src/jobs/push/summary.js';
-import { memoryIO, type MemoryIO } from '../../helpers/memory-io.js';
+import { environment, fakeClient, request } from '../../helpers/batch-push.js';
+import { memoryIO } from '../../helpers/memory-io.js';
 // @ts-expect-error plain JS generator shared with the benchmark
 import { writeExport } from '../../../fixtures/lms/generate.mjs';
 
 const fixtures = fileURLToPath(new URL('../../../fixtures/lms/', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'leadctl-batch-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-interface FakeOptions {
-  /** Answer for the n-th batch request (0-based): 'ok', a skipped list, or an error to throw. */
-  answer?: (n: number, body: { customers: { customer_id: string }[] }) => 'ok' | { skipped: { path: string; id: string | null; errors: string[] }[] } | Error | Promise<'ok'>;
-}
-
-function fakeClient(options: FakeOptions = {}) {
-  const bodies: { customers: { customer_id: string; loans: { loan_id: string; payments: unknown[] }[] }[] }[] = [];
-  let n = 0;
-  const client = {
-    async token() {
-      return { accessToken: 't', obtainedAt: 0, expiresAt: 1e15 };
-    },
-    async send(spec: { body: () => AsyncIterable<string>; signal?: AbortSignal }) {
-      let text = '';
-      for await (const part of spec.body()) text += part;
-      const body = JSON.parse(text);
-      const i = n++;
-      const answer = (await options.answer?.(i, body)) ?? 'ok';
-      if (answer instanceof Error) throw answer;
-      bodies.push(body);
-      const skipped = answer === 'ok' ? [] : answer.skipped;
-      return { status: 200, headers: {}, attempts: 1, body: { data: { accepted: { customers: 0, loans: 0, payments: 0 }, skipped } } };
-    },
-  };
-  return { client: client as unknown as ApiClient, bodies };
-}
-
-function environment(io: MemoryIO, client: ApiClient, events: PushEvent[] = []): PushEnvironment {
-  return {
-    io,
-    target: async () => ({ profile: 'default', baseUrl: 'http://127.0.0.1:9' }),
-    api: async () => client,
-    onEvent: (e) => events.push(e),
-    warn: () => undefined,
-    stopGraceMs: 2000,
-  };
-}
-
-function request(overrides: Partial<BatchPushRequest>): BatchPushRequest {
-  return { inputs: [], chunkSize: 1000, maxBytes: 8 * 1024 * 1024, concurrency: 4, validateOnly: false, resume: false, ...overrides };
-}
 
 const readRejects = (path: string) => parse(readFileSync(path, 'utf8'), { columns: true }) as Record<string, string>[];
 

@@ -1,0 +1,241 @@
+import Database from 'better-sqlite3';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stateDirError } from '../push/state-dir.js';
+
+/**
+ * The local record of what the service acknowledged, per profile, base URL and client id: for
+ * each customer, a digest of the whole payload last sent (and when), and for each list, digests
+ * of the values last uploaded. It holds no personal data in clear: customer ids, payloads and
+ * list values are all HMACs under a random key of the profile's, kept 0600 in the config folder
+ * (an SSN has only 10^9 values, so a plain hash would be a copy of it). Deleting the record only
+ * makes the next `--changed-only` run send everything.
+ */
+
+const DIGEST_BYTES = 16;
+const KEY_BYTES = 32;
+const SCHEMA_VERSION = '1';
+
+export interface RecordTarget {
+  profile: string;
+  baseUrl: string;
+  clientId?: string;
+}
+
+/** A customer as the record knows it: keyed digests of its id and of its payload. */
+export interface CustomerDigest {
+  id: Buffer;
+  payload: Buffer;
+}
+
+export interface RememberedCustomer {
+  payload: Buffer;
+  sentAt: number;
+  run: string;
+}
+
+const short = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
+
+/** A profile's records share a file-name prefix, so that `state forget` finds them all. */
+export function profilePrefix(profile: string): string {
+  return short(`profile\n${profile}`);
+}
+
+export function recordsDir(stateDir: string): string {
+  return join(stateDir, 'records');
+}
+
+export function recordPath(stateDir: string, target: RecordTarget): string {
+  const which = short(`${target.profile}\n${target.baseUrl.replace(/\/+$/, '')}\n${target.clientId ?? ''}`);
+  return join(recordsDir(stateDir), `${profilePrefix(target.profile)}-${which}.sqlite`);
+}
+
+export function keyPath(configDir: string, profile: string): string {
+  return join(configDir, 'record-keys', `${profilePrefix(profile)}.key`);
+}
+
+/** The profile's HMAC key, made on first use (32 random bytes, file 0600 in a 0700 folder). */
+export function profileKey(configDir: string, profile: string, create: boolean): Buffer | undefined {
+  const path = keyPath(configDir, profile);
+  if (existsSync(path)) {
+    const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'hex');
+    if (key.length === KEY_BYTES) return key;
+  }
+  if (!create) return undefined;
+  mkdirSync(join(configDir, 'record-keys'), { recursive: true, mode: 0o700 });
+  const key = randomBytes(KEY_BYTES);
+  writeFileSync(path, key.toString('hex') + '\n', { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return key;
+}
+
+export interface ForgetResult {
+  records: string[];
+  key: string | null;
+}
+
+/** Deletes every record of a profile (all its base URLs and clients) and its key. */
+export function forgetProfile(stateDir: string, configDir: string, profile: string): ForgetResult {
+  const dir = recordsDir(stateDir);
+  const prefix = `${profilePrefix(profile)}-`;
+  const records: string[] = [];
+  if (existsSync(dir)) {
+    for (const name of readdirSync(dir)) {
+      if (!name.startsWith(prefix)) continue;
+      rmSync(join(dir, name), { force: true });
+      if (name.endsWith('.sqlite')) records.push(join(dir, name));
+    }
+  }
+  const key = keyPath(configDir, profile);
+  const hadKey = existsSync(key);
+  rmSync(key, { force: true });
+  return { records, key: hadKey ? key : null };
+}
+
+function createSchema(db: Database.Database): Database.Database {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS customers (id BLOB PRIMARY KEY, payload BLOB NOT NULL, sent_at INTEGER NOT NULL, run TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS lists (list_id INTEGER PRIMARY KEY, type TEXT NOT NULL, count INTEGER NOT NULL, uploaded_at INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS list_values (list_id INTEGER NOT NULL, value BLOB NOT NULL, PRIMARY KEY (list_id, value)) WITHOUT ROWID;
+  `);
+  return db;
+}
+
+export class DeltaRecord {
+  private readonly db: Database.Database;
+  private readonly statements: {
+    getCustomer: Database.Statement<[Buffer], { payload: Buffer; sent_at: number; run: string }>;
+    putCustomer: Database.Statement<[Buffer, Buffer, number, string]>;
+    dropCustomer: Database.Statement<[Buffer]>;
+    countCustomers: Database.Statement<[], { n: number }>;
+  };
+
+  private constructor(
+    /** The record's file; null for an empty record held in memory. */
+    readonly path: string | null,
+    private readonly key: Buffer,
+    db: Database.Database,
+  ) {
+    this.db = db;
+    this.statements = {
+      getCustomer: db.prepare('SELECT payload, sent_at, run FROM customers WHERE id = ?'),
+      putCustomer: db.prepare('INSERT INTO customers (id, payload, sent_at, run) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, sent_at = excluded.sent_at, run = excluded.run'),
+      dropCustomer: db.prepare('DELETE FROM customers WHERE id = ?'),
+      countCustomers: db.prepare('SELECT count(*) AS n FROM customers'),
+    };
+  }
+
+  /**
+   * Opens (or, with `create`, makes) the record of a target. Without `create`, a missing record
+   * (or key) is undefined: nothing was ever recorded there.
+   */
+  static open(stateDir: string, configDir: string, target: RecordTarget, create: boolean): DeltaRecord | undefined {
+    const path = recordPath(stateDir, target);
+    if (!create && !existsSync(path)) return undefined;
+    const key = profileKey(configDir, target.profile, create);
+    if (!key) return undefined;
+    let db: Database.Database;
+    try {
+      mkdirSync(recordsDir(stateDir), { recursive: true, mode: 0o700 });
+      // Created 0600 before SQLite opens it; SQLite gives its journal the same mode.
+      closeSync(openSync(path, 'a', 0o600));
+      chmodSync(path, 0o600);
+      db = new Database(path);
+    } catch (err) {
+      throw stateDirError(err, stateDir);
+    }
+    db.pragma('journal_mode = DELETE');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('busy_timeout = 5000');
+    const record = new DeltaRecord(path, key, createSchema(db));
+    record.checkKey(target);
+    return record;
+  }
+
+  /** A record that holds nothing (a check-only run where none was ever made): everything is new. */
+  static empty(): DeltaRecord {
+    return new DeltaRecord(null, randomBytes(KEY_BYTES), createSchema(new Database(':memory:')));
+  }
+
+  /** Digests made under another key (a key deleted and made anew) match nothing: start empty. */
+  private checkKey(target: RecordTarget): void {
+    const fingerprint = createHmac('sha256', this.key).update('fingerprint').digest('hex').slice(0, 16);
+    const stored = this.db.prepare('SELECT v FROM meta WHERE k = ?').get('key') as { v: string } | undefined;
+    if (stored?.v === fingerprint) return;
+    this.db.transaction(() => {
+      this.db.exec('DELETE FROM customers; DELETE FROM lists; DELETE FROM list_values; DELETE FROM meta;');
+      const put = this.db.prepare('INSERT INTO meta (k, v) VALUES (?, ?)');
+      put.run('version', SCHEMA_VERSION);
+      put.run('key', fingerprint);
+      put.run('profile', target.profile);
+      put.run('base_url', target.baseUrl);
+    })();
+  }
+
+  /** A keyed digest of a text: the same text gives the same digest under this profile's key only. */
+  digest(kind: string, text: string): Buffer {
+    return createHmac('sha256', this.key).update(kind).update('\0').update(text).digest().subarray(0, DIGEST_BYTES);
+  }
+
+  customer(id: Buffer): RememberedCustomer | undefined {
+    const row = this.statements.getCustomer.get(id);
+    return row ? { payload: row.payload, sentAt: row.sent_at, run: row.run } : undefined;
+  }
+
+  get customerCount(): number {
+    return this.statements.countCustomers.get()!.n;
+  }
+
+  /** What the service acknowledged (one transaction) and what it refused (forgotten, so sent again). */
+  settle(remember: readonly CustomerDigest[], forget: readonly CustomerDigest[], at: number, run: string): void {
+    if (remember.length === 0 && forget.length === 0) return;
+    this.db.transaction(() => {
+      for (const c of remember) this.statements.putCustomer.run(c.id, c.payload, at, run);
+      for (const c of forget) this.statements.dropCustomer.run(c.id);
+    })();
+  }
+
+  /** What the record holds, in counts (never the digests). */
+  describe(): { customers: number; last_sent: string | null; lists: { list_id: number; type: string; values: number; uploaded_at: string }[] } {
+    const last = this.db.prepare('SELECT max(sent_at) AS t FROM customers').get() as { t: number | null };
+    const lists = this.db.prepare('SELECT list_id, type, count, uploaded_at FROM lists ORDER BY list_id').all() as { list_id: number; type: string; count: number; uploaded_at: number }[];
+    return {
+      customers: this.customerCount,
+      last_sent: last.t === null ? null : new Date(last.t).toISOString(),
+      lists: lists.map((l) => ({ list_id: l.list_id, type: l.type, values: l.count, uploaded_at: new Date(l.uploaded_at).toISOString() })),
+    };
+  }
+
+  // ---- lists ------------------------------------------------------------------------------
+
+  list(listId: number): { type: string; count: number; uploadedAt: number } | undefined {
+    const row = this.db.prepare('SELECT type, count, uploaded_at FROM lists WHERE list_id = ?').get(listId) as { type: string; count: number; uploaded_at: number } | undefined;
+    return row ? { type: row.type, count: row.count, uploadedAt: row.uploaded_at } : undefined;
+  }
+
+  /** A test of membership of the values last uploaded to `listId`. */
+  listLookup(listId: number): (value: Buffer) => boolean {
+    const statement = this.db.prepare('SELECT 1 FROM list_values WHERE list_id = ? AND value = ?').pluck();
+    return (value) => statement.get(listId, value) !== undefined;
+  }
+
+  /** Replaces what the record holds of a list with the digests of the values just uploaded. */
+  rememberList(listId: number, type: string, values: Iterable<Buffer>, at: number): void {
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM list_values WHERE list_id = ?').run(listId);
+      const put = this.db.prepare('INSERT OR IGNORE INTO list_values (list_id, value) VALUES (?, ?)');
+      let count = 0;
+      for (const value of values) {
+        put.run(listId, value);
+        count++;
+      }
+      this.db.prepare('INSERT INTO lists (list_id, type, count, uploaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (list_id) DO UPDATE SET type = excluded.type, count = excluded.count, uploaded_at = excluded.uploaded_at').run(listId, type, count, at);
+    })();
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

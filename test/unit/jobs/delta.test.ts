@@ -1,0 +1,238 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ServiceError, ValidationError } from '../../../src/errors.js';
+import { canonicalJson } from '../../../src/jobs/delta/customers.js';
+import { forgetProfile, recordPath } from '../../../src/jobs/delta/record.js';
+import { runBatchPush, type BatchPushRequest } from '../../../src/jobs/push/batch.js';
+import { renderSummary } from '../../../src/jobs/push/summary.js';
+import { environment, fakeClient, request, type FakeOptions } from '../../helpers/batch-push.js';
+import { memoryIO } from '../../helpers/memory-io.js';
+// @ts-expect-error plain JS generator shared with the benchmark
+import { writeExport } from '../../../fixtures/lms/generate.mjs';
+
+const MAPPING = fileURLToPath(new URL('../../../fixtures/lms/mapping.json', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'leadctl-delta-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+type Row = Record<string, string>;
+
+let serial = 0;
+/** A private home for one scenario: its own config folder (the key) and state folder (the record). */
+function home() {
+  const dir = join(work, `home-${serial++}`);
+  return { LEADCTL_CONFIG_DIR: join(dir, 'config'), LEADCTL_STATE_DIR: join(dir, 'state') };
+}
+
+async function exportRows(customers: number, seed = 21): Promise<{ header: string[]; rows: Row[] }> {
+  const out = join(work, `gen-${seed}-${customers}`);
+  await writeExport({ out, customers, seed, paymentsPerCustomer: 3, shapes: ['denormalised'] });
+  const text = readFileSync(join(out, 'export.csv'), 'utf8');
+  const rows = parse(text, { columns: true }) as Row[];
+  return { header: Object.keys(rows[0]!), rows };
+}
+
+function writeRows(name: string, header: string[], rows: Row[], options: { crlf?: boolean; quoteAll?: boolean } = {}): string {
+  const path = join(work, name);
+  writeFileSync(path, stringify(rows, { header: true, columns: header, record_delimiter: options.crlf ? 'windows' : 'unix', quoted: options.quoteAll === true }));
+  return path;
+}
+
+function shuffled<T>(list: T[], seed: number): T[] {
+  const out = [...list];
+  let s = seed;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+async function push(env: Record<string, string>, file: string, overrides: Partial<BatchPushRequest> = {}, answers: FakeOptions = {}) {
+  const { client, bodies } = fakeClient(answers);
+  const outcome = await runBatchPush(
+    request({ inputs: [{ path: file, role: 'auto' }], mappingPath: MAPPING, chunkSize: 40, delta: 'changed-only', rejectsPath: join(work, `rejects-${serial++}.csv`), ...overrides }),
+    environment(memoryIO({ cwd: work, env }), client),
+  );
+  const sent = bodies.flatMap((b) => b.customers.map((c) => c.customer_id));
+  return { outcome, summary: outcome.summary, sent };
+}
+
+describe('canonical payloads', () => {
+  it('ignore key order and the order of loans and payments, and see every value', () => {
+    const a = { customer_id: '1', loans: [{ loan_id: 'A', payments: [{ payment_id: 'p1', amount: 1 }, { payment_id: 'p2', amount: 2 }] }, { loan_id: 'B' }] };
+    const b = { loans: [{ loan_id: 'B' }, { payments: [{ amount: 2, payment_id: 'p2' }, { amount: 1, payment_id: 'p1' }], loan_id: 'A' }], customer_id: '1' };
+    expect(canonicalJson(a)).toBe(canonicalJson(b));
+    const c = structuredClone(a);
+    c.loans[0]!.payments![1]!.amount = 3;
+    expect(canonicalJson(c)).not.toBe(canonicalJson(a));
+  });
+});
+
+describe('customers batch --changed-only', () => {
+  it('sends everything the first time, nothing when the same export comes back in another order and format', async () => {
+    const env = home();
+    const { header, rows } = await exportRows(200);
+    const first = await push(env, writeRows('a.csv', header, rows));
+    expect(first.summary.customers).toMatchObject({ read: 200, sent: 200, accepted: 200, unchanged: 0 });
+    expect(new Set(first.sent).size).toBe(200);
+
+    // Other row order, CRLF line ends, every field quoted: the same data.
+    const second = await push(env, writeRows('b.csv', header, shuffled(rows, 7), { crlf: true, quoteAll: true }));
+    expect(second.sent).toEqual([]);
+    expect(second.summary.status).toBe('completed');
+    expect(second.summary.customers).toMatchObject({ read: 200, valid: 200, sent: 0, unchanged: 200 });
+    expect(second.summary.payments.unchanged).toBe(first.summary.payments.accepted);
+    expect(second.summary.loans.unchanged).toBe(first.summary.loans.accepted);
+    expect(second.summary.accounting.balanced).toBe(true);
+    expect(renderSummary(second.summary)).toMatch(/unchanged/);
+  });
+
+  it('sends exactly the customers with a changed payment, a new loan, a removed payment, and the new ones', async () => {
+    const env = home();
+    const { header, rows } = await exportRows(120, 23);
+    await push(env, writeRows('c0.csv', header, rows));
+
+    const ids = [...new Set(rows.map((r) => r['Cust No']!))];
+    const changedPayment = ids[3]!;
+    const newLoan = ids[10]!;
+    // A customer with at least two payment rows, so that removing one leaves a loan.
+    const removedPayment = ids.find((id) => id !== changedPayment && id !== newLoan && rows.filter((r) => r['Cust No'] === id).length >= 2)!;
+    let edited = rows.map((r) => ({ ...r }));
+    const payment = edited.find((r) => r['Cust No'] === changedPayment)!;
+    payment['Trans Amt'] = '$1,234.56';
+    const template = edited.find((r) => r['Cust No'] === newLoan)!;
+    edited.push({ ...template, 'Loan No': `${template['Loan No']}-NEW`, 'Lead Loan': 'N', 'Trans ID': `${template['Trans ID']}-NEW` });
+    const drop = edited.findIndex((r) => r['Cust No'] === removedPayment);
+    edited.splice(drop, 1);
+    const donor = edited.filter((r) => r['Cust No'] === ids[50]);
+    edited = edited.concat(donor.map((r) => ({ ...r, 'Cust No': 'NEW-1', 'Trans ID': `${r['Trans ID']}-N1`, 'Loan No': `${r['Loan No']}-N1` })));
+
+    const next = await push(env, writeRows('c1.csv', header, shuffled(edited, 3)));
+    expect(next.sent.sort()).toEqual([changedPayment, newLoan, removedPayment, 'NEW-1'].sort());
+    expect(next.summary.customers).toMatchObject({ read: 121, sent: 4, accepted: 4, unchanged: 117 });
+    expect(next.summary.accounting.balanced).toBe(true);
+  });
+
+  it('does not remember what the service skipped or refused, and sends it again next time', async () => {
+    const env = home();
+    const { header, rows } = await exportRows(100, 29);
+    const file = writeRows('d.csv', header, rows);
+    const target = rows[5]!['Cust No']!;
+    let refusedIds: string[] = [];
+    const first = await push(env, file, { chunkSize: 25 }, {
+      answer: (n, body) => {
+        if (n === 3) refusedIds = body.customers.map((c) => c.customer_id);
+        if (n === 3) return new ValidationError('the request was refused', {}, { details: { status: 422 } });
+        const i = body.customers.findIndex((c) => c.customer_id === target);
+        return i >= 0 ? { skipped: [{ path: `customers.${i}.loans.0`, id: null, errors: ['lead_id: unknown lead'] }] } : 'ok';
+      },
+    });
+    expect(first.summary.customers.rejected).toBe(25);
+    expect(first.summary.loans.rejected).toBeGreaterThan(25);
+    expect(refusedIds).toHaveLength(25);
+
+    const second = await push(env, file, { chunkSize: 25 });
+    expect(second.sent.sort()).toEqual([target, ...refusedIds].sort());
+    const third = await push(env, file, { chunkSize: 25 });
+    expect(third.sent).toEqual([]);
+  });
+
+  it('remembers what a 2xx without per-record detail took (the service acknowledged it)', async () => {
+    const env = home();
+    const { header, rows } = await exportRows(30, 31);
+    const file = writeRows('e.csv', header, rows);
+    const { client } = fakeClient();
+    // A service that answers `{}`: every customer unconfirmed.
+    const bare = { ...client, send: async (spec: Parameters<typeof client.send>[0]) => ({ ...(await client.send(spec)), body: {} }) } as typeof client;
+    const first = await runBatchPush(request({ inputs: [{ path: file, role: 'auto' }], mappingPath: MAPPING, delta: 'changed-only' }), environment(memoryIO({ cwd: work, env }), bare));
+    expect(first.summary.customers).toMatchObject({ sent: 30, unconfirmed: 30 });
+    expect((await push(env, file)).sent).toEqual([]);
+  });
+
+  it('resends customers last sent more than --max-age days ago, and --full sends and refreshes everything', async () => {
+    const env = home();
+    const { header, rows } = await exportRows(20, 37);
+    const file = writeRows('f.csv', header, rows);
+    const day = 24 * 3600 * 1000;
+    const at = (ms: number) => () => new Date(ms);
+    const t0 = Date.parse('2026-10-01T00:00:00Z');
+    const run = async (now: number, overrides: Partial<BatchPushRequest>) => {
+      const { client, bodies } = fakeClient();
+      const outcome = await runBatchPush(request({ inputs: [{ path: file, role: 'auto' }], mappingPath: MAPPING, ...overrides }), environment(memoryIO({ cwd: work, env, now: at(now) }), client));
+      return { summary: outcome.summary, sent: bodies.flatMap((b) => b.customers).length };
+    };
+    expect((await run(t0, { delta: 'changed-only' })).sent).toBe(20);
+    expect((await run(t0 + 29 * day, { delta: 'changed-only' })).sent).toBe(0);
+    expect((await run(t0 + 31 * day, { delta: 'changed-only' })).sent).toBe(20);
+    expect((await run(t0 + 32 * day, { delta: 'changed-only', maxAgeDays: 1 })).sent).toBe(0);
+    expect((await run(t0 + 40 * day, { delta: 'changed-only', maxAgeDays: 7 })).sent).toBe(20);
+    const full = await run(t0 + 41 * day, { delta: 'full' });
+    expect(full.sent).toBe(20);
+    expect(full.summary.delta).toMatchObject({ mode: 'full' });
+    expect((await run(t0 + 42 * day, { delta: 'changed-only', maxAgeDays: 7 })).sent).toBe(0);
+  });
+
+  it('validate-only says how many would be sent, and makes no record', async () => {
+    const env = home();
+    const { header, rows } = await exportRows(40, 41);
+    const file = writeRows('g.csv', header, rows);
+    const check = await push(env, file, { validateOnly: true });
+    expect(check.sent).toEqual([]);
+    expect(check.summary.customers).toMatchObject({ valid: 40, unchanged: 0 });
+    expect(check.summary.delta?.record).toBeNull();
+    await push(env, file);
+    const again = await push(env, file, { validateOnly: true });
+    expect(again.summary.customers).toMatchObject({ valid: 40, unchanged: 40 });
+    expect(again.summary.accounting.balanced).toBe(true);
+    expect(renderSummary(again.summary)).toMatch(/would send/);
+  });
+
+  it('an interrupted run, resumed, sends exactly the rest of the same delta', async () => {
+    const env = home();
+    const { header, rows } = await exportRows(300, 43);
+    await push(env, writeRows('h0.csv', header, rows));
+    // 150 customers change.
+    const ids = [...new Set(rows.map((r) => r['Cust No']!))];
+    const changed = new Set(ids.filter((_, i) => i % 2 === 0));
+    const edited = rows.map((r) => (changed.has(r['Cust No']!) ? { ...r, 'Loan Status': r['Loan Status'] === 'PIF' ? 'CUR' : 'PIF' } : r));
+    const file = writeRows('h1.csv', header, edited);
+    const down = await push(env, file, { chunkSize: 25, concurrency: 1 }, { answer: (n) => (n >= 2 ? new ServiceError('service unavailable', 503) : 'ok') });
+    expect(down.outcome.exitCode).toBe(5);
+    // What was not read to the end when the service went away is counted not sent, changed or not.
+    expect(down.summary.customers.accepted).toBe(50);
+    expect(down.summary.customers.unchanged + down.summary.customers.not_sent).toBe(250);
+
+    const rest = await push(env, file, { chunkSize: 25, resume: true });
+    expect(rest.summary.resumed).toBe(true);
+    expect(rest.summary.requests).toMatchObject({ total: 6, acknowledged_before: 2, sent: 4 });
+    expect(rest.sent).toHaveLength(100);
+    expect(new Set([...down.sent.slice(0, 50), ...rest.sent])).toEqual(changed);
+    expect(rest.summary.customers).toMatchObject({ accepted: 150, unchanged: 150, not_sent: 0 });
+
+    // A resume must choose customers the same way.
+    await expect(push(env, file, { chunkSize: 25, resume: true, delta: 'full' })).rejects.toThrow(/resume it the same way/);
+  });
+
+  it('keeps no customer id, loan id or payment id in clear, in a file only its owner can read; forget deletes it', async () => {
+    const env = home();
+    const { header, rows } = await exportRows(50, 47);
+    const first = await push(env, writeRows('i.csv', header, rows));
+    const path = first.summary.delta!.record!;
+    expect(path).toBe(recordPath(env.LEADCTL_STATE_DIR, { profile: 'default', baseUrl: 'http://127.0.0.1:9' }));
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const bytes = readFileSync(path).toString('latin1');
+    for (const r of rows.slice(0, 30)) {
+      for (const value of [r['Cust No'], r['Loan No'], r['Trans ID'], r['Lead ID']].filter(Boolean)) expect(bytes.includes(value!), `${value} in ${bytes.slice(Math.max(0, bytes.indexOf(value!) - 40), bytes.indexOf(value!) + 40)}`).toBe(false);
+    }
+    const gone = forgetProfile(env.LEADCTL_STATE_DIR, env.LEADCTL_CONFIG_DIR, 'default');
+    expect(gone.records).toEqual([path]);
+    expect(gone.key).not.toBeNull();
+    expect((await push(env, writeRows('i2.csv', header, rows))).sent).toHaveLength(50);
+  });
+});
