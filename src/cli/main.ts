@@ -6,6 +6,7 @@ import { createContext, OUTPUT_FORMATS } from './context.js';
 import type { IO } from './io.js';
 import { INPUT_ENCODINGS, processIO, type InputEncoding } from './io.js';
 import { commandGroups } from './groups.js';
+import { COMMAND_EXAMPLES, examplesText } from './examples.js';
 
 export function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -29,23 +30,46 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
     .option('--delimiter <char>', 'field delimiter of input files: a character, or comma, semicolon, tab, pipe (default: detected from the header line; for exports, the mapping\'s)', parseDelimiter)
     .option('--csv-raw', 'write CSV values exactly, without the leading \' that keeps spreadsheets from running cells starting with = + - @ as formulas')
     .option('--allow-changing-input', 'read an input file even if it changes while it is read (refused by default: an export still being written)')
-    .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({
-      writeOut: (s) => io.stdout.write(s),
-      writeErr: (s) => io.stderr.write(s),
-    });
+    // Global options in every command's help, as they can go before or after the command.
+    .configureHelp({ showGlobalOptions: true })
+    .showSuggestionAfterError(true);
+  // Commander's own error lines are not printed here: main renders every error in one style.
+  const output = (cmd: Command) => ({
+    writeOut: (s: string) => io.stdout.write(s),
+    writeErr: (s: string) => io.stderr.write(s),
+    outputError: () => {
+      failingCommand.set(program, cmd);
+    },
+  });
+  program.configureOutput(output(program));
+  // A group run without its command shows its help as the error: remember which group.
+  program.on('beforeAllHelp', (context: { error: boolean; command: Command }) => {
+    if (context.error) failingCommand.set(program, context.command);
+  });
   for (const register of groups) register(program, bind);
-  // Subcommands inherit output routing and error behaviour.
-  const configure = (cmd: Command) => {
+  // Subcommands inherit output routing and error behaviour, and get their examples.
+  const configure = (cmd: Command, path: string[]) => {
     for (const sub of cmd.commands) {
-      sub.exitOverride().configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
-      sub.showHelpAfterError('(run with --help for usage)');
-      configure(sub);
+      const subPath = [...path, sub.name()];
+      sub.exitOverride().configureOutput(output(sub)).configureHelp({ showGlobalOptions: true }).showSuggestionAfterError(true);
+      const examples = COMMAND_EXAMPLES[subPath.join(' ')];
+      if (examples) sub.addHelpText('after', examplesText(examples));
+      configure(sub, subPath);
     }
   };
-  configure(program);
+  configure(program, []);
+  program.addHelpText('after', examplesText(['leadctl auth login --base-url https://api.example.com --client-id ID', 'leadctl lists create ssns.csv --name "Do not lend" --type ssn', 'leadctl customers batch export.csv --mapping mapping.json > summary.json', 'leadctl demo']) + '\n\nRun `leadctl COMMAND --help` for a command\'s options and examples.');
   return program;
+}
+
+/** The command whose usage was wrong (commander reports errors without saying which), per program. */
+const failingCommand = new WeakMap<Command, Command>();
+
+function commandPath(cmd: Command | undefined): string {
+  const names: string[] = [];
+  for (let c: Command | null | undefined = cmd; c; c = c.parent) names.unshift(c.name());
+  return names.join(' ') || 'leadctl';
 }
 
 function parseListsPath(value: string): string {
@@ -71,13 +95,15 @@ function parsePositiveNumber(value: string): number {
 /** Parses argv, runs the command and returns the exit code. Never exits the process. */
 export async function main(argv: string[], io: IO = processIO()): Promise<number> {
   let exitCode: number = ExitCode.OK;
-  let jsonErrors = wantsJson(argv);
+  // Until the command runs, the format comes from argv: errors in the flags themselves follow it too.
+  const explicit = explicitOutput(argv);
+  let jsonErrors: JsonErrors = explicit === 'json' ? 'stdout' : explicit === undefined && io.stdout.isTTY !== true ? 'stderr' : 'none';
   const bind: Bind = (handler) => async (...commanderArgs: any[]) => {
     const cmd = commanderArgs[commanderArgs.length - 1] as Command;
     const raw = cmd.optsWithGlobals();
     const input = { encoding: raw.encoding as InputEncoding | undefined, allowChanging: raw.allowChangingInput === true, delimiter: raw.delimiter as string | undefined };
     const ctx = createContext({ ...io, input, csv: { raw: raw.csvRaw === true } }, raw);
-    jsonErrors = ctx.globals.output === 'json';
+    jsonErrors = ctx.globals.output === 'json' ? 'stdout' : 'none';
     try {
       const code = await handler(ctx, cmd.processedArgs ?? [], cmd.opts() as never, cmd);
       exitCode = code ?? ExitCode.OK;
@@ -90,30 +116,63 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (err) {
-    return renderError(err, io, jsonErrors);
+    return renderError(err, io, jsonErrors, failingCommand.get(program));
   }
 }
 
-function wantsJson(argv: string[]): boolean {
+/**
+ * Where an error goes as a JSON document besides the `Error:` line: on stdout with `-o json` (or
+ * when a command's output is JSON by default), as the run's one document; for a usage error with
+ * stdout piped and no format chosen, on stderr (when stderr is not a terminal), so that a file or
+ * a `$(…)` that expected data does not get an error document instead.
+ */
+type JsonErrors = 'stdout' | 'stderr' | 'none';
+
+/** The --output format named in argv, if any (before commander has parsed it). */
+function explicitOutput(argv: string[]): string | undefined {
+  let found: string | undefined;
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if ((a === '-o' || a === '--output') && argv[i + 1] === 'json') return true;
-    if (a === '--output=json' || a === '-ojson') return true;
+    const a = argv[i]!;
+    if (a === '--') break;
+    if ((a === '-o' || a === '--output') && argv[i + 1] !== undefined) found = argv[++i];
+    else if (a.startsWith('--output=')) found = a.slice('--output='.length);
+    else if (a.startsWith('-o') && a.length > 2 && !a.startsWith('--')) found = a.slice(2);
   }
-  return false;
+  return found;
 }
 
-function renderError(err: unknown, io: IO, json: boolean): number {
+/** Commander's message in leadctl's style: no `error:` prefix, one line, "(did you mean …?)". */
+export function usageMessage(message: string): string {
+  return message
+    .replace(/^error: /, '')
+    .replace(/\n\(Did you mean (.*)\)$/s, ' (did you mean $1)')
+    .replace(/\n+/g, ' ')
+    .trim();
+}
+
+function renderError(err: unknown, io: IO, jsonErrors: JsonErrors, failing: Command | undefined): number {
+  const json = jsonErrors === 'stdout';
   if (err instanceof CommanderError) {
     // Help and version are not failures; commander already printed them.
     if (err.exitCode === 0) return ExitCode.OK;
-    if (json) io.stdout.write(JSON.stringify({ error: { code: 'usage', message: err.message.replace(/^error: /, ''), exit_code: ExitCode.USAGE } }) + '\n');
+    // A group named without its command: commander printed the group's help on stderr.
+    const helpShown = err.code === 'commander.help';
+    const message = helpShown ? `${commandPath(failing ?? undefined)} needs a command` : usageMessage(err.message);
+    const hint = `run \`${commandPath(failing)} --help\` for usage and examples`;
+    const doc = JSON.stringify({ error: { code: 'usage', message, exit_code: ExitCode.USAGE, hint } }) + '\n';
+    if (json) io.stdout.write(doc);
+    if (!helpShown) {
+      io.stderr.write(`Error: ${message}\n`);
+      io.stderr.write(`Hint: ${hint}\n`);
+    }
+    if (jsonErrors === 'stderr' && io.stderr.isTTY !== true) io.stderr.write(doc);
     return ExitCode.USAGE;
   }
   if (err instanceof LeadctlError) {
     if (json) io.stdout.write(JSON.stringify({ error: err.toJSON() }) + '\n');
     io.stderr.write(`Error: ${err.message}\n`);
     if (err.hint) io.stderr.write(`Hint: ${err.hint}\n`);
+    if (jsonErrors === 'stderr' && io.stderr.isTTY !== true) io.stderr.write(JSON.stringify({ error: err.toJSON() }) + '\n');
     return err.exitCode;
   }
   const message = err instanceof Error ? err.message : String(err);

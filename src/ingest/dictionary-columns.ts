@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.js';
+import { similar } from '../suggest.js';
 
 /** The fields of a data dictionary entry this module relies on (structurally the schema's DataAttribute). */
 export interface DictionaryEntry {
@@ -74,14 +75,16 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 function suggest(raw: string, dictionary: readonly DictionaryEntry[]): string[] {
   const key = normalise(raw);
   if (key === '') return [];
+  // A typo first (emial → email), then columns that contain what was typed or a part of it.
+  const near = similar(key, dictionary.map((e) => normalise(e.column))).map((n) => dictionary.find((e) => normalise(e.column) === n)!.column);
   const parts = key.split('_').filter((p) => p.length >= 3);
-  return dictionary
+  const containing = dictionary
     .filter((e) => {
       const col = normalise(e.column);
       return col.includes(key) || key.includes(col) || parts.some((p) => col.includes(p));
     })
-    .slice(0, 5)
     .map((e) => e.column);
+  return [...new Set([...near, ...containing])].slice(0, 5);
 }
 
 /** `leads dictionary --search TERM --category NAME`: a case-insensitive match on every text field. */

@@ -9,7 +9,8 @@ import { openListReader, type ListFileFormat } from '../ingest/list-reader.js';
 import { openInput } from '../ingest/sources.js';
 import { maskAllButLast, maskSsn } from '../output/mask.js';
 import { validateListItem } from '../schema/list-items.js';
-import { LIST_TYPES, MAX_LIST_NAME_LENGTH, resolveListType, type ListType } from '../schema/list-types.js';
+import { didYouMean } from '../suggest.js';
+import { LIST_TYPE_ALIASES, LIST_TYPES, MAX_LIST_NAME_LENGTH, resolveListType, type ListType } from '../schema/list-types.js';
 import type { List } from '../schema/lists.js';
 import { CollectedValues } from './list-body.js';
 import { ListRejectsWriter, type ListProblem } from './list-rejects.js';
@@ -112,7 +113,7 @@ export function checkListType(input: string | undefined): ListType {
   if (input === undefined || input.trim() === '') throw new UsageError('--type is required');
   const type = resolveListType(input);
   if (!type) {
-    throw new UsageError(`unknown list type "${input}"`, {
+    throw new UsageError(`unknown list type "${input}"${didYouMean(input, [...Object.keys(LIST_TYPE_ALIASES), ...LIST_TYPES])}`, {
       hint: `use one of: ssn, ssn4, zip, phone, email, routing, employer, affiliate, or the service's names: ${LIST_TYPES.join(', ')}`,
     });
   }

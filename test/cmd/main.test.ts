@@ -18,7 +18,7 @@ describe('main(argv, io)', () => {
   });
 
   it('returns 2 for an unknown option and says so on stderr', async () => {
-    const io = memoryIO();
+    const io = memoryIO({ tty: true });
     expect(await main(['--no-such-flag'], io)).toBe(2);
     expect(io.stderrText()).toContain("unknown option '--no-such-flag'");
     expect(io.stdoutText()).toBe('');

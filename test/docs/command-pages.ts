@@ -72,7 +72,9 @@ function visible(cmd: HelpCommand): HelpCommand[] {
 function helpOf(cmd: HelpCommand, take: () => string): string {
   cmd.configureOutput({ getOutHelpWidth: () => HELP_WIDTH, getOutHasColors: () => false });
   cmd.outputHelp();
-  return take().replace(/[ \t]+$/gm, '').trimEnd();
+  const text = take().replace(/[ \t]+$/gm, '').trimEnd();
+  // Every command's help lists the global options; the pages show them once, on the index.
+  return cmd.parent ? text.replace(/\n\nGlobal Options:\n(?: {2}.*\n?)+/, '\n\nGlobal Options: those of `leadctl --help` (docs/commands/README.md)\n') : text;
 }
 
 function section(cmd: HelpCommand, take: () => string, level: string): string[] {

@@ -8,11 +8,25 @@ describe('the leadctl binary', () => {
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
-  it('an unknown command exits 2 with the error on stderr only', async () => {
+  it('an unknown command exits 2: the error in leadctl\'s style on stderr, then as JSON (stdout and stderr piped)', async () => {
     const r = await runBinary(['no-such-command']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/unknown command|too many arguments/);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines.slice(0, 2)).toEqual(["Error: unknown command 'no-such-command'", 'Hint: run `leadctl --help` for usage and examples']);
+    expect(JSON.parse(lines[2]!)).toMatchObject({ error: { code: 'usage', exit_code: 2, message: "unknown command 'no-such-command'" } });
+    // stdout stays clean for whatever it was redirected to
     expect(r.stdout).toBe('');
+    const json = await runBinary(['no-such-command', '-o', 'json']);
+    expect(JSON.parse(json.stdout).error.code).toBe('usage');
+    const table = await runBinary(['no-such-command', '-o', 'table']);
+    expect(table.stdout).toBe('');
+    expect(table.stderr).not.toContain('{');
+  });
+
+  it('a mistyped option gets a suggestion', async () => {
+    const r = await runBinary(['lists', 'ls', '--al']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("Error: unknown option '--al' (did you mean --all?)");
   });
 });
 

@@ -24,6 +24,11 @@ describe('resolveColumns', () => {
   it('reports every unknown name at once, with suggestions', () => {
     expect(() => resolveColumns(['emial', 'lead', 'm99'], dictionary)).toThrow(/unknown column "emial".*unknown column "lead" \(did you mean lead_id\?\).*unknown column "m99"/);
   });
+  it('suggests the column a typo was meant to be (did you mean)', () => {
+    expect(() => resolveColumns(['emial'], dictionary)).toThrow(/unknown column "emial" \(did you mean email\?\)/);
+    expect(() => resolveColumns(['lead_di'], dictionary)).toThrow(/did you mean lead_id/);
+    expect(() => resolveColumns(['zzzzzz'], dictionary)).toThrow(/unknown column "zzzzzz"$/);
+  });
   it('refuses a display name shared by two columns, naming both', () => {
     expect(() => resolveColumns(['phone'], dictionary)).toThrow(/"phone" matches several columns: home_phone \(m5.*cell_phone \(m6/);
   });

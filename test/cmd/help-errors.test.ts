@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import type { Command } from 'commander';
+import { buildProgram, main, usageMessage } from '../../src/cli/main.js';
+import { memoryIO } from '../helpers/memory-io.js';
+
+/** Every command path with its subcommands, e.g. ['lists', 'create']. */
+function commandPaths(): string[][] {
+  const program = buildProgram(memoryIO(), () => async () => {});
+  const paths: string[][] = [];
+  const walk = (cmd: Command, path: string[]) => {
+    for (const sub of cmd.commands) {
+      paths.push([...path, sub.name()]);
+      walk(sub, [...path, sub.name()]);
+    }
+  };
+  walk(program, []);
+  return paths;
+}
+
+describe('help that teaches', () => {
+  const paths = commandPaths();
+  it('finds every command', () => {
+    expect(paths.length).toBeGreaterThan(30);
+  });
+  it.each(paths.map((p) => [p.join(' ')]))('`leadctl %s --help` has examples and lists the global options', async (path) => {
+    const io = memoryIO();
+    expect(await main([...path.split(' '), '--help'], io)).toBe(0);
+    const help = io.stdoutText();
+    expect(help).toMatch(/\nExamples?:\n {2}\S/);
+    expect(help).toContain('Global Options:');
+    expect(help).toContain('-o, --output <format>');
+    expect(help).toContain('--base-url <url>');
+  });
+  it('the top-level help has examples too', async () => {
+    const io = memoryIO();
+    expect(await main(['--help'], io)).toBe(0);
+    expect(io.stdoutText()).toMatch(/Examples:\n {2}leadctl /);
+  });
+});
+
+describe('one style for every error line', () => {
+  it('commander errors read like leadctl\'s own: Error: …, with a hint naming the command', async () => {
+    const io = memoryIO({ tty: true });
+    expect(await main(['lists', 'create', 'x.csv', '--name', 'a', '--type', 'ssn', '--skip-invalidd'], io)).toBe(2);
+    expect(io.stderrText()).toBe("Error: unknown option '--skip-invalidd' (did you mean --skip-invalid?)\nHint: run `leadctl lists create --help` for usage and examples\n");
+    expect(io.stdoutText()).toBe('');
+  });
+  it('no lowercase `error:` line for any kind of usage error', async () => {
+    for (const argv of [['lits'], ['--outptu', 'json'], ['-o', 'xml', 'lists', 'ls'], ['lists', 'get'], ['leads', 'export', '--out']]) {
+      const io = memoryIO({ tty: true });
+      expect(await main(argv, io)).toBe(2);
+      expect(io.stderrText()).toMatch(/^Error: /);
+      expect(io.stderrText()).not.toMatch(/^error:/m);
+    }
+  });
+  it('a mistyped command gets a suggestion', async () => {
+    const io = memoryIO({ tty: true });
+    expect(await main(['lits'], io)).toBe(2);
+    expect(io.stderrText()).toContain("Error: unknown command 'lits' (did you mean lists?)");
+  });
+  it('turns commander messages into one line', () => {
+    expect(usageMessage("error: unknown option '--x'\n(Did you mean --y?)")).toBe("unknown option '--x' (did you mean --y?)");
+    expect(usageMessage("error: missing required argument 'id'")).toBe("missing required argument 'id'");
+  });
+});
+
+describe('usage errors for scripts', () => {
+  it('stdout piped and no format chosen (JSON implied): the usage error as JSON on stderr after the text; stdout stays clean', async () => {
+    const io = memoryIO({ tty: false });
+    expect(await main(['lists', 'ls', '--pgae', '2'], io)).toBe(2);
+    expect(io.stdoutText()).toBe('');
+    const lines = io.stderrText().trimEnd().split('\n');
+    expect(lines[0]).toBe("Error: unknown option '--pgae' (did you mean --page?)");
+    expect(JSON.parse(lines[2]!)).toEqual({ error: { code: 'usage', message: "unknown option '--pgae' (did you mean --page?)", exit_code: 2, hint: 'run `leadctl lists ls --help` for usage and examples' } });
+  });
+  it('-o json: the usage error is the run\'s one JSON document on stdout', async () => {
+    const io = memoryIO({ tty: true });
+    expect(await main(['-o', 'json', 'lists', 'ls', '--pgae', '2'], io)).toBe(2);
+    expect(JSON.parse(io.stdoutText()).error).toMatchObject({ code: 'usage', exit_code: 2 });
+  });
+  it('stderr on a terminal gets text only', async () => {
+    const io = memoryIO({ tty: false });
+    Object.assign(io.stderr, { isTTY: true });
+    expect(await main(['lists', 'ls', '--pgae', '2'], io)).toBe(2);
+    expect(io.stderrText()).not.toContain('{');
+  });
+  it('a flag whose value is refused by leadctl\'s own check is JSON too', async () => {
+    const io = memoryIO({ tty: false });
+    expect(await main(['--timeout', 'soon', 'systems', 'ls'], io)).toBe(2);
+    expect(JSON.parse(io.stderrText().trimEnd().split('\n').at(-1)!).error).toMatchObject({ code: 'usage', exit_code: 2 });
+  });
+  it('an explicit other format: no JSON', async () => {
+    const io = memoryIO({ tty: false });
+    expect(await main(['-o', 'csv', 'lists', 'ls', '--pgae', '2'], io)).toBe(2);
+    expect(io.stdoutText()).toBe('');
+    expect(io.stderrText()).not.toContain('{');
+  });
+  it('a group without its command: its help on stderr, exit 2, and the JSON line when piped', async () => {
+    const io = memoryIO({ tty: false });
+    expect(await main(['lists'], io)).toBe(2);
+    expect(io.stderrText()).toContain('Usage: leadctl lists');
+    expect(JSON.parse(io.stderrText().trimEnd().split('\n').at(-1)!).error.message).toBe('leadctl lists needs a command');
+  });
+});
+
+describe('did you mean, for values', () => {
+  it('a mistyped list type', async () => {
+    const io = memoryIO({ tty: true });
+    expect(await main(['lists', 'create', 'x.csv', '--name', 'a', '--type', 'phnoe'], io)).toBe(2);
+    expect(io.stderrText()).toContain('Error: unknown list type "phnoe" (did you mean phone?)');
+  });
+});
