@@ -184,9 +184,8 @@ const get: Handler<GetOptions> = async (ctx, args, opts) => {
       // One attribute per line: a lead has dozens of columns, too many for a wide table.
       await ctx.output.record(lead, columns.filter((c) => c.value!(lead) !== undefined));
     }
-  } else if (ctx.output.format === 'json' && leadIds.length === 1) {
-    await ctx.output.record(found[0]!, columns, { json: toJson(found[0]!) });
   } else {
+    // One shape however many ids were asked for: an array of leads (NDJSON: a line each).
     await ctx.output.list(found, columns, { jsonRow: toJson });
   }
   // The leads found are already on stdout: a thrown error would add a second JSON document there.

@@ -28,6 +28,7 @@ async function showResult(ctx: CommandContext, response: LegacyResponse, receive
 async function showRecords(ctx: CommandContext, records: import('../output/legacy-result.js').LegacyResultRecord[], single: boolean): Promise<void> {
   if (ctx.output.isHuman) return;
   const columns = ['lead', 'outcome', 'status', 'result', 'redirect_url', 'errors', 'price_reject'].map((key) => ({ key }));
+  // accept-offer answers about one offer: an object. A post is an array, one record per lead, however many leads the file held.
   if (single && (ctx.output.format === 'json' || ctx.output.format === 'ndjson')) await ctx.output.record(records[0]!, columns, { json: records[0] });
   else await ctx.output.list(records, columns, { jsonRow: (r) => r });
 }
@@ -96,12 +97,12 @@ const post: Handler<PostOptions> = async (ctx, args, opts) => {
       throw err;
     }
     const receivedAt = ctx.io.now();
-    const record = legacyResultRecord(response, receivedAt, several ? lead.number : undefined);
+    const record = legacyResultRecord(response, receivedAt, lead.number);
     records.push(record);
     outcomes.push(record.outcome);
     await showResult(ctx, response, receivedAt, several ? `Lead ${lead.number}${lead.line ? ` (line ${lead.line})` : ''}` : undefined);
   }
-  await showRecords(ctx, records, !several);
+  await showRecords(ctx, records, false);
   return job.legacyExitCode(outcomes);
 };
 

@@ -13,8 +13,8 @@ export const LIST_COLUMNS: Column<List>[] = [
   { key: 'id', align: 'right' },
   { key: 'name' },
   { key: 'type' },
-  // A string, because CSV writers turn false into an empty cell; JSON gets a boolean from listJson.
-  { key: 'archived', value: (l) => String(isArchived(l)), format: (_v, l) => (isArchived(l) ? `yes (${l.deleted_at})` : 'no') },
+  // A boolean in every machine format (CSV writes true/false); words in tables.
+  { key: 'archived', value: (l) => isArchived(l), format: (_v, l) => (isArchived(l) ? `yes (${l.deleted_at})` : 'no') },
   { key: 'created_at', header: 'created' },
   { key: 'updated_at', header: 'updated' },
 ];
@@ -54,7 +54,7 @@ export const SUMMARY_COLUMNS: Column<ListUploadSummary>[] = [
   { key: 'rejected', header: 'Rejected', format: count },
   { key: 'distinct', header: 'Distinct', format: count },
   { key: 'uploaded', header: 'Uploaded', format: count },
-  { key: 'validate_only', header: 'Validate only', value: (s) => String(s.validate_only), format: (_v, s) => (s.validate_only ? 'yes' : 'no') },
+  { key: 'validate_only', header: 'Validate only', value: (s) => s.validate_only, format: (_v, s) => (s.validate_only ? 'yes' : 'no') },
   { key: 'rejects_file', header: 'Rejects file', format: (v) => (v === null ? '-' : String(v)) },
   { key: 'elapsed_seconds', header: 'Elapsed', format: (v) => `${Number(v).toFixed(2)} s` },
 ];

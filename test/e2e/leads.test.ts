@@ -95,12 +95,15 @@ describe('leads dictionary | ids | get | export (built binary against the sandbo
   it('get shows the columns asked for by name, masking SSNs and account numbers in tables only', async () => {
     const json = await env.run(['leads', 'get', String(acceptedId), '--columns', 'email,Social Security Number,bank_account_number', '-o', 'json']);
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual({
-      lead_id: acceptedId,
-      email: 'maria.gonzalez@example.com',
-      social_security_number: '212456789',
-      bank_account_number: '004417712345',
-    });
+    // One id or many: an array of leads.
+    expect(JSON.parse(json.stdout)).toEqual([
+      {
+        lead_id: acceptedId,
+        email: 'maria.gonzalez@example.com',
+        social_security_number: '212456789',
+        bank_account_number: '004417712345',
+      },
+    ]);
 
     const table = await env.run(['leads', 'get', String(acceptedId), '--columns', 'email,social_security_number,bank_account_number', '-o', 'table']);
     expect(table.stdout).toMatch(/social_security_number:\s+\*{5}6789/);
@@ -111,7 +114,7 @@ describe('leads dictionary | ids | get | export (built binary against the sandbo
     expect(unmasked.stdout).toContain('212456789');
 
     const raw = await env.run(['leads', 'get', String(acceptedId), '--map-ids', 'm1,m2', '--raw', '-o', 'json']);
-    expect(JSON.parse(raw.stdout)).toEqual({ m1: acceptedId, m2: 10000 });
+    expect(JSON.parse(raw.stdout)).toEqual([{ m1: acceptedId, m2: 10000 }]);
   });
 
   it('get of several leads lists them in order, and exits 4 naming a lead that does not exist', async () => {

@@ -25,7 +25,7 @@ describe('legacy post | accept-offer (built binary against the sandbox)', () => 
     for (let i = 0; i < 4; i++) {
       const r = await env.run(['legacy', 'post', fixturePath('legacy', 'price-reject.json'), '--api-key', env.priceRejectKey, '-o', 'json']);
       expect(r.code).toBe(6);
-      const answer = JSON.parse(r.stdout);
+      const [answer] = JSON.parse(r.stdout);
       if (answer.price_reject.offers.length >= min) return { apiKey: answer.price_reject.api_key, offers: answer.price_reject.offers };
     }
     throw new Error(`no pending answer with ${min} offers`);
@@ -49,7 +49,8 @@ describe('legacy post | accept-offer (built binary against the sandbox)', () => 
     expect(list.code).toBe(0);
     const r = await env.run(['legacy', 'post', fixturePath('legacy', 'suppressed.json'), '-o', 'json'], { env: { LEADCTL_API_KEY: env.directKey } });
     expect(r.code).toBe(4);
-    expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'rejected', status: 'OK', result: 'R', redirect_url: null });
+    // One lead in the file or many: an array, one record per lead.
+    expect(JSON.parse(r.stdout)).toMatchObject([{ lead: 1, outcome: 'rejected', status: 'OK', result: 'R', redirect_url: null }]);
     const table = await env.run(['legacy', 'post', fixturePath('legacy', 'suppressed.json'), '--api-key', env.directKey, '-o', 'table']);
     expect(table.code).toBe(4);
     expect(table.stdout).toMatch(/^Rejected: the lead was not bought/);
@@ -143,7 +144,7 @@ describe('legacy post | accept-offer (built binary against the sandbox)', () => 
   it('accepts outright on a campaign without price reject', async () => {
     const r = await env.run(['legacy', 'post', fixturePath('legacy', 'price-reject.json'), '--api-key', env.directKey, '-o', 'json']);
     expect(r.code).toBe(0);
-    const answer = JSON.parse(r.stdout);
+    const [answer] = JSON.parse(r.stdout);
     expect(answer).toMatchObject({ outcome: 'accepted', result: 'A' });
     expect(answer.price_reject ?? null).toBeNull();
   });
@@ -162,9 +163,9 @@ describe('legacy post | accept-offer (built binary against the sandbox)', () => 
     const after = Date.now();
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/Warning: stdin: source_url was \d+ characters \(over 255\): query parameters dropped/);
-    const leadId = JSON.parse(r.stdout).lead_id as number;
+    const leadId = JSON.parse(r.stdout)[0].lead_id as number;
     const stored = await env.run(['leads', 'get', String(leadId), '--columns', 'time_stamp,source_url', '-o', 'json']);
-    const values = JSON.parse(stored.stdout);
+    const [values] = JSON.parse(stored.stdout);
     expect(values.source_url).toBe('https://apply.example-lender.com/start');
     expect(values.time_stamp).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     // UTC-06:00: the stamp read as -06:00 is the moment of the post, to the whole second.
