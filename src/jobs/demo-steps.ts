@@ -141,8 +141,9 @@ export const DEMO_STEPS: DemoStep[] = [
     json: true,
     expect: { 6: 'Pending (P) with price-reject offers' },
     capture(stdout, s) {
-      const answer = JSON.parse(stdout) as { price_reject?: { offers?: Array<{ id: number }> } };
-      const offer = answer.price_reject?.offers?.[0];
+      // An array, one record per lead of the file.
+      const [answer] = JSON.parse(stdout) as Array<{ price_reject?: { offers?: Array<{ id: number }> } }>;
+      const offer = answer?.price_reject?.offers?.[0];
       if (offer) s.values.offerId = offer.id;
     },
   },
