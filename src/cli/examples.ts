@@ -25,9 +25,13 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'lists get': ['leadctl lists get 12', 'leadctl lists get 12 -o json'],
   'lists ls': ['leadctl lists ls', 'leadctl lists ls --all -o csv > lists.csv'],
   customers: ['leadctl customers batch export.csv --mapping mapping.json', 'leadctl customers push lead-loan.json'],
+  state: ['leadctl state show', 'leadctl --profile nightly state forget --yes'],
+  'state show': ['leadctl state show', 'leadctl --profile nightly state show -o json'],
+  'state forget': ['leadctl --profile nightly state forget', 'leadctl --profile nightly state forget --yes     (from a script)'],
   'customers batch': [
     'leadctl customers batch export.csv --mapping mapping.json --rejects rejects.csv > summary.json',
     'leadctl customers batch --loans loans.csv --payments payments.csv --mapping mapping.json',
+    'leadctl customers batch export.csv --mapping mapping.json --changed-only     (nightly: only what changed)',
     'leadctl customers batch export.csv --mapping mapping.json --resume     (after an interrupted run)',
   ],
   'customers push': ['leadctl customers push customers.csv --mapping mapping.json --rejects rejects.csv', 'leadctl customers push - < customer.json'],
