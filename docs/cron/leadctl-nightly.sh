@@ -27,6 +27,9 @@ LOG_DIR=/var/log/leadctl                      # logs, summaries and rejects file
 KEEP_DAYS=30                                  # older logs, summaries and rejects files are deleted
 MAX_TRIES=4                                   # tries in all when the service stays unavailable (exit 5)
 RETRY_WAIT=900                                # seconds between those tries
+FULL_WEEKDAY=7                                # day of the week (1 Monday .. 7 Sunday) that sends everything
+                                              # (--full); the other nights send only what changed
+                                              # (--changed-only); empty: --changed-only every night
 ALERT=                                        # a command given the subject as $1 and the details on stdin
                                               # (e.g. a wrapper around mail); empty: to cron's mail (stderr)
 if [ -f "$LEADCTL_NIGHTLY_CONF" ]; then
@@ -83,12 +86,19 @@ fi
 
 find "$LOG_DIR" -type f \( -name 'nightly-*.log' -o -name 'summary-*.json' -o -name 'rejects-*.csv' \) -mtime +"$KEEP_DAYS" -exec rm -f {} + 2>/dev/null
 
+# Nightly, only the customers that changed since the service last acknowledged them; once a week
+# everything, which also refreshes leadctl's record of what was sent.
+DELTA=--changed-only
+if [ "$(date -d "$DAY" +%u 2>/dev/null || date +%u)" = "$FULL_WEEKDAY" ]; then
+  DELTA=--full
+fi
+
 try=1
 while :; do
-  log "try $try of $MAX_TRIES: $LEADCTL --profile $PROFILE customers batch $EXPORT --resume"
+  log "try $try of $MAX_TRIES: $LEADCTL --profile $PROFILE customers batch $EXPORT $DELTA --resume"
   # --resume: after a failed try, send only what the service has not acknowledged (harmless on a fresh export).
   "$LEADCTL" --profile "$PROFILE" --output json customers batch "$EXPORT" \
-    --mapping "$MAPPING" --rejects "$REJECTS" --resume >"$SUMMARY"
+    --mapping "$MAPPING" --rejects "$REJECTS" "$DELTA" --resume >"$SUMMARY"
   code=$?
   log "leadctl exited $code"
   if [ "$code" -eq 5 ] && [ "$try" -lt "$MAX_TRIES" ]; then

@@ -56,6 +56,9 @@ function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
     const name = job.checkListName(nameInput);
     const type = job.checkListType(typeInput);
 
+    const record = opts.validateOnly ? undefined : await openRecord(ctx, true);
+    const { LIST_VALUE_KINDS } = await import('../ingest/list-normalise.js');
+    const { describeChanges, diffList, listDigests } = await import('../jobs/list-diff.js');
     const progress = ctx.progress();
     const controller = new AbortController();
     const release = ctx.io.onSignal((signal) => controller.abort(new InterruptedError(signal)));
@@ -77,12 +80,15 @@ function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
           io: ctx.io,
           api: () => ctx.api(),
           signal: controller.signal,
-          beforeUpload: async (values) => {
+          beforeUpload: async (values, collected) => {
             const { confirm } = await import('../output/prompt.js');
             if (id !== undefined) {
               progress.stop();
+              const changes = record?.list(id) ? diffList(record, id, LIST_VALUE_KINDS[type], collected) : undefined;
+              const what = changes ? describeChanges(changes) : 'no record here of its current values, so what changes is unknown';
+              ctx.log.info(`List ${id} ("${name}") from ${input === '-' ? 'stdin' : input}: ${what}`);
               await confirm(ctx.io, `Replace every value of list ${id} ("${name}") with the ${values.toLocaleString('en-US')} value${values === 1 ? '' : 's'} of ${input === '-' ? 'stdin' : input}?`, { yes: opts.yes === true });
-              return;
+              return changes;
             }
             // A second list with an existing name is nearly always a mistake (the service allows it).
             const api = await ctx.api();
@@ -107,14 +113,68 @@ function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
       );
     } catch (err) {
       progress.fail();
+      record?.close();
       throw err;
     } finally {
       release();
     }
     progress.stop();
+    if (record) {
+      // What was uploaded from here, for the next `lists diff` and `lists update` (keyed digests only).
+      if (result.outcome === 'uploaded' && result.list) record.rememberList(result.list.id, type, listDigests(record, result.values), ctx.io.now().getTime());
+      record.close();
+    }
     return report(ctx, result);
   };
 }
+
+/** The record of what this profile, base URL and client uploaded (see `state show`). */
+async function openRecord(ctx: CommandContext, create: boolean) {
+  const [{ DeltaRecord }, { stateDir }] = await Promise.all([import('../jobs/delta/record.js'), import('../jobs/push/state-dir.js')]);
+  const resolved = await ctx.config.credentials();
+  return DeltaRecord.open(stateDir(ctx.io.env), ctx.config.dir, { profile: resolved.profile.value, baseUrl: resolved.baseUrl.value, clientId: resolved.clientId?.value }, create);
+}
+
+interface DiffOptions {
+  type?: string;
+  column?: string;
+  header?: boolean;
+  show?: boolean;
+}
+
+const diff: Handler<DiffOptions> = async (ctx, args, opts) => {
+  const id = args[0] as number;
+  const input = args[1] as string;
+  const [job, { diffList }, { LIST_VALUE_KINDS }, { UsageError }] = await Promise.all([import('../jobs/list-upload.js'), import('../jobs/list-diff.js'), import('../ingest/list-normalise.js'), import('../errors.js')]);
+  const record = await openRecord(ctx, false);
+  try {
+    const known = record?.list(id);
+    if (!record || !known) {
+      throw new UsageError(`no record of list ${id}'s values on this machine: it was created or last updated elsewhere (the service never returns a list's values)`, {
+        hint: `\`leadctl lists update ${id} FILE\` from here records what it uploads; later diffs compare against that`,
+      });
+    }
+    const type = job.checkListType(opts.type ?? known.type);
+    const result = await job.runListUpload(
+      { input, name: `list ${id}`, type, column: opts.column, header: opts.header, skipInvalid: true, validateOnly: true },
+      { io: ctx.io },
+    );
+    const s = result.summary;
+    const changes = diffList(record, id, LIST_VALUE_KINDS[type], result.values, opts.show === true);
+    const doc = { list_id: id, file: s.file, type, ...changes, rows_read: s.rows_read, rejected: s.rejected, last_upload: { values: known.count, at: new Date(known.uploadedAt).toISOString() } };
+    const n = (x: number) => x.toLocaleString('en-US');
+    await ctx.output.document(doc, () =>
+      [
+        `List ${id} against ${s.file}: ${n(changes.added)} added, ${n(changes.removed)} removed, ${n(changes.unchanged)} unchanged`,
+        `(last uploaded from here: ${n(known.count)} values, ${doc.last_upload.at})`,
+        ...(s.rejected ? [`${n(s.rejected)} row${s.rejected === 1 ? ' of the file is' : 's of the file are'} invalid and would not be uploaded (lists update --validate-only lists them)`] : []),
+        ...(changes.added_values?.length ? ['added:', ...changes.added_values.map((v) => `  ${v}`)] : []),
+      ].join('\n'),
+    );
+  } finally {
+    record?.close();
+  }
+};
 
 async function report(ctx: CommandContext, result: import('../jobs/list-upload.js').ListUploadResult): Promise<number> {
   const { printProblems, SUMMARY_COLUMNS } = await import('../output/list-report.js');
@@ -227,6 +287,18 @@ export const register: Register = (program, bind) => {
       .argument('<file>', 'the file of values, or - for standard input'),
     'update',
   ).action(bind(uploadHandler('update')));
+
+  lists
+    .command('diff')
+    .description('what `lists update ID FILE` would add and remove, against the values last uploaded to that list from here')
+    .argument('<id>', 'list id', listId)
+    .argument('<file>', 'the file of values, or - for standard input')
+    .option('--type <type>', `${TYPE_HELP} (default: the type of the last upload)`)
+    .option('--column <name|number>', 'the column holding the values: a header name or a number from 1')
+    .option('--header', 'the first non-blank row is a header (default: detected)')
+    .option('--no-header', 'the file has no header row')
+    .option('--show', 'also list the added values (masked where personal)')
+    .action(bind(diff));
 
   lists
     .command('get')

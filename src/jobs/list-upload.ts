@@ -13,6 +13,7 @@ import { didYouMean } from '../suggest.js';
 import { LIST_TYPE_ALIASES, LIST_TYPES, MAX_LIST_NAME_LENGTH, resolveListType, type ListType } from '../schema/list-types.js';
 import type { List } from '../schema/lists.js';
 import { CollectedValues } from './list-body.js';
+import type { ListChanges } from './list-diff.js';
 import { ListRejectsWriter, type ListProblem } from './list-rejects.js';
 
 /** How many problems are kept for display; the rejects file gets all of them. */
@@ -47,8 +48,11 @@ export interface ListUploadDeps {
   /** The client, asked for only when something is to be sent. */
   api?: () => Promise<ListApi>;
   onEvent?: (event: ListUploadEvent) => void;
-  /** Asked once the file is read and checked, before anything is sent (a confirmation); throws to stop. */
-  beforeUpload?: (values: number) => Promise<void>;
+  /**
+   * Asked once the file is read and checked, before anything is sent (a confirmation); throws to
+   * stop. May return what the upload changes, which the summary then carries.
+   */
+  beforeUpload?: (values: number, collected: CollectedValues) => Promise<ListChanges | void>;
   signal?: AbortSignal;
 }
 
@@ -76,6 +80,8 @@ export interface ListUploadSummary {
   validate_only: boolean;
   rejects_file: string | null;
   elapsed_seconds: number;
+  /** What the upload changed against the values last uploaded from here (null: no record of them). */
+  changes?: ListChanges | null;
   /** rows_read = blank + valid + rejected, checked on every run. */
   accounting?: { balanced: boolean; rows_read: number; accounted_for: number };
 }
@@ -97,6 +103,8 @@ export interface ListUploadResult {
   problemCount: number;
   /** The service's own message on `refused`. */
   serviceMessage?: string;
+  /** The distinct valid values read (to compare or remember them). */
+  values: CollectedValues;
 }
 
 /** Checks done before the file is opened: a name the service accepts. */
@@ -253,7 +261,7 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
       if (!summary.accounting.balanced) {
         throw new LeadctlError('internal', ExitCode.UNEXPECTED, `${summary.file}: the counts do not add up (${summary.rows_read} rows read, ${accounted} accounted for): a bug in leadctl; nothing was lost on the service's side, but report it`);
       }
-      return { outcome, summary, problems: shown, problemCount, ...extra };
+      return { outcome, summary, problems: shown, problemCount, values: collected, ...extra };
     };
 
     if (problemCount > 0 && !options.skipInvalid) return finish('invalid');
@@ -262,7 +270,8 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
     if (!deps.api) throw new Error('runListUpload needs an API client to upload');
 
     const api = await deps.api();
-    await deps.beforeUpload?.(collected.length);
+    const changes = await deps.beforeUpload?.(collected.length, collected);
+    if (options.listId !== undefined) summary.changes = changes ?? null;
     deps.onEvent?.({ type: 'uploading', items: collected.length });
     const body = () => collected.jsonBody(name, type);
     let list: List;

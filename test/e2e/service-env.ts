@@ -36,6 +36,7 @@ export async function startEnv(extraArgs: string[] = []): Promise<Env> {
     LEADCTL_CLIENT_ID: sandbox.clientId,
     LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
     LEADCTL_CONFIG_DIR: join(dir, 'config'),
+    LEADCTL_STATE_DIR: join(dir, 'state'),
     LEADCTL_RETRY_BASE_MS: '20',
     TZ: 'America/Chicago',
   };

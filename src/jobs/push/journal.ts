@@ -115,7 +115,11 @@ export class Journal {
             `the interrupted push was cut with --chunk-size ${a.maxCustomers} --max-bytes ${a.maxBytes}; resume with the same values (this run asked for ${b.maxCustomers} and ${b.maxBytes})`,
           );
         }
-        if ((a.delta ?? 'none') !== (b.delta ?? 'none')) {
+        // A push that completed has nothing to resume: a later run the other way (the weekly --full
+        // after a nightly --changed-only of the same bytes) starts afresh rather than failing.
+        const sameDelta = (a.delta ?? 'none') === (b.delta ?? 'none');
+        if (!sameDelta && journal.complete) return Journal.fresh(path, header, now);
+        if (!sameDelta) {
           const say = (d: string | undefined) => (d === undefined ? 'without --changed-only or --full' : d === 'full' ? 'with --full' : `with --${d}`);
           throw new UsageError(`the interrupted push ran ${say(a.delta)}; resume it the same way (this run asked ${say(b.delta)})`);
         }
@@ -125,6 +129,10 @@ export class Journal {
         return { journal, resumed: true };
       }
     }
+    return Journal.fresh(path, header, now);
+  }
+
+  private static fresh(path: string, header: Omit<JournalHeader, 'type' | 'version' | 'created'>, now: Date): { journal: Journal; resumed: boolean } {
     const full: JournalHeader = { type: 'header', version: 1, created: now.toISOString(), ...header };
     const journal = new Journal(path, full);
     const temporary = `${path}.${process.pid}.tmp`;

@@ -164,7 +164,15 @@ const STATUS_WORDS_NO_JOURNAL: Partial<Record<PushStatus, string>> = {
   failed: 'failed: an error stopped the run (below); what the service acknowledged is counted here',
 };
 
-export function statusWords(s: Pick<PushSummary, 'status' | 'journal' | 'validate_only' | 'customers' | 'loans' | 'payments'>): string {
+export function statusWords(s: Pick<PushSummary, 'status' | 'journal' | 'validate_only' | 'customers' | 'loans' | 'payments' | 'delta'>): string {
+  const unchanged = s.customers.unchanged;
+  if (unchanged > 0 && s.customers.unconfirmed === 0 && (s.status === 'validated' || s.status === 'completed')) {
+    const n = (x: number) => x.toLocaleString('en-US');
+    const changed = s.customers.valid - unchanged;
+    const what = `${n(unchanged)} customer${unchanged === 1 ? '' : 's'} unchanged since the last acknowledged send`;
+    if (changed === 0) return `${s.status}: nothing changed, nothing ${s.validate_only ? 'would be' : 'was'} sent (${what})`;
+    return s.validate_only ? `validated: ${n(changed)} changed customer(s) would be sent; ${what} (nothing was sent)` : `completed: ${n(changed)} changed customer(s) sent; ${what}`;
+  }
   const unconfirmed = s.customers.unconfirmed + s.loans.unconfirmed + s.payments.unconfirmed;
   if (unconfirmed > 0 && s.status === 'completed') return 'completed: everything was sent; the service did not confirm every record (see unconfirmed)';
   if (unconfirmed > 0 && s.status === 'completed_with_rejects') return 'completed, with rejected records (see the rejects file) and records the service did not confirm (see unconfirmed)';

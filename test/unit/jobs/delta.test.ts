@@ -208,6 +208,8 @@ describe('customers batch --changed-only', () => {
     expect(down.summary.customers.accepted).toBe(50);
     expect(down.summary.customers.unchanged + down.summary.customers.not_sent).toBe(250);
 
+    // A resume must choose customers the same way.
+    await expect(push(env, file, { chunkSize: 25, resume: true, delta: 'full' })).rejects.toThrow(/resume it the same way/);
     const rest = await push(env, file, { chunkSize: 25, resume: true });
     expect(rest.summary.resumed).toBe(true);
     expect(rest.summary.requests).toMatchObject({ total: 6, acknowledged_before: 2, sent: 4 });
@@ -215,8 +217,17 @@ describe('customers batch --changed-only', () => {
     expect(new Set([...down.sent.slice(0, 50), ...rest.sent])).toEqual(changed);
     expect(rest.summary.customers).toMatchObject({ accepted: 150, unchanged: 150, not_sent: 0 });
 
-    // A resume must choose customers the same way.
-    await expect(push(env, file, { chunkSize: 25, resume: true, delta: 'full' })).rejects.toThrow(/resume it the same way/);
+  });
+
+  it('a completed push has nothing to resume: the weekly --full --resume after a nightly --changed-only sends everything', async () => {
+    const env = home();
+    const { header, rows } = await exportRows(60, 53);
+    const file = writeRows('j.csv', header, rows);
+    expect((await push(env, file, { resume: true })).sent).toHaveLength(60);
+    const weekly = await push(env, file, { resume: true, delta: 'full' });
+    expect(weekly.summary.resumed).toBe(false);
+    expect(weekly.sent).toHaveLength(60);
+    expect((await push(env, file, { resume: true })).summary.customers.sent).toBe(0);
   });
 
   it('keeps no customer id, loan id or payment id in clear, in a file only its owner can read; forget deletes it', async () => {

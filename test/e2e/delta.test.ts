@@ -1,0 +1,155 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBinary } from '../helpers/binary.js';
+import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+// @ts-expect-error plain JS generator shared with the benchmark
+import { writeExport } from '../../fixtures/lms/generate.mjs';
+import { MAPPING, pushEnv } from './push-helpers.js';
+
+/** The binary against a sandbox: only what changed is sent, and lists diff counts exactly. */
+
+const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-delta-'));
+let sandbox: TestSandbox;
+beforeAll(async () => {
+  sandbox = await startSandboxProcess();
+});
+afterAll(async () => {
+  await sandbox?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+type Row = Record<string, string>;
+const read = (path: string) => parse(readFileSync(path, 'utf8'), { columns: true }) as Row[];
+const write = (path: string, rows: Row[]) => writeFileSync(path, stringify(rows, { header: true, columns: Object.keys(rows[0]!) }));
+const batchRequests = async () => ((await sandbox.stats()) as any).requests.by_route['POST /api/v1/loan-performance/batches/customers'] ?? 0;
+
+describe('customers batch --changed-only, as a nightly job runs it', () => {
+  it('sends nothing the second night, exactly the 50 changed and 10 new customers the third', async () => {
+    const dir = join(work, 'lms');
+    await writeExport({ out: dir, customers: 1500, seed: 17, paymentsPerCustomer: 3, shuffle: true, shapes: ['separate'] });
+    const env = pushEnv(sandbox);
+    const args = ['customers', 'batch', '--loans', 'loans.csv', '--payments', 'payments.csv', '--mapping', MAPPING, '--changed-only', '-o', 'json'];
+
+    const first = await runBinary(args, { env, cwd: dir });
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout).customers).toMatchObject({ read: 1500, sent: 1500, accepted: 1500, unchanged: 0 });
+
+    // The same export, its rows in another order.
+    const loans = read(join(dir, 'loans.csv'));
+    const payments = read(join(dir, 'payments.csv'));
+    write(join(dir, 'loans.csv'), [...loans].reverse());
+    write(join(dir, 'payments.csv'), [...payments].reverse());
+    const before = await batchRequests();
+    const second = await runBinary(args, { env, cwd: dir });
+    expect(second.code, second.stderr).toBe(0);
+    const quiet = JSON.parse(second.stdout);
+    expect(quiet.customers).toMatchObject({ read: 1500, valid: 1500, sent: 0, unchanged: 1500 });
+    expect(quiet.payments).toMatchObject({ sent: 0, unchanged: payments.length });
+    expect(quiet.accounting.balanced).toBe(true);
+    expect(await batchRequests()).toBe(before);
+
+    // 50 customers get a payment changed; 10 new customers arrive.
+    const customers = [...new Set(loans.map((l) => l['Cust No']!))];
+    const changed = new Set(customers.slice(100, 150));
+    const touched = new Set<string>();
+    const editedPayments = payments.map((p) => {
+      if (!changed.has(p['Cust No']!) || touched.has(p['Cust No']!)) return p;
+      touched.add(p['Cust No']!);
+      return { ...p, 'Trans Amt': '$9,999.99' };
+    });
+    expect(touched.size).toBe(50);
+    const donors = customers.slice(0, 10);
+    const newLoans = donors.flatMap((c, i) => loans.filter((l) => l['Cust No'] === c).map((l) => ({ ...l, 'Cust No': `NEW-${i}`, 'Lead ID': '' , 'Lead Loan': 'N' })));
+    const newPayments = donors.flatMap((c, i) => payments.filter((p) => p['Cust No'] === c).map((p) => ({ ...p, 'Cust No': `NEW-${i}`, 'Trans ID': `${p['Trans ID']}-N${i}` })));
+    write(join(dir, 'loans.csv'), [...loans, ...newLoans]);
+    write(join(dir, 'payments.csv'), [...editedPayments, ...newPayments]);
+
+    const third = await runBinary([...args, '--rejects', join(work, 'rejects.csv')], { env, cwd: dir });
+    const night = JSON.parse(third.stdout);
+    expect(night.customers, third.stderr).toMatchObject({ read: 1510, sent: 60, unchanged: 1450 });
+    expect(night.customers.accepted + night.customers.rejected).toBe(60);
+    expect(night.accounting.balanced).toBe(true);
+
+    // The human summary shows the unchanged column.
+    const human = await runBinary(args.filter((a) => a !== '-o' && a !== 'json').concat(['-o', 'table']), { env, cwd: dir });
+    expect(human.stdout).toMatch(/unchanged/);
+    expect(human.stdout).toMatch(/customers\s+1,510\s+1,510\s+1,5\d\d\s+\d+/);
+
+    // The record: 0600, and no customer, loan or payment id in clear.
+    const record = night.delta.record as string;
+    expect(statSync(record).mode & 0o777).toBe(0o600);
+    const bytes = readFileSync(record).toString('latin1');
+    for (const id of [...customers.slice(0, 40), ...loans.slice(0, 40).map((l) => l['Loan No']!), ...payments.slice(0, 40).map((p) => p['Trans ID']!)]) {
+      expect(bytes.includes(id), id).toBe(false);
+    }
+
+    // state show counts it; state forget deletes it, and the next run sends everything.
+    const shown = await runBinary(['state', 'show', '-o', 'json'], { env });
+    expect(JSON.parse(shown.stdout)).toMatchObject({ record, customers: 1510 });
+    const forgot = await runBinary(['state', 'forget', '--yes', '-o', 'json'], { env });
+    expect(forgot.code, forgot.stderr).toBe(0);
+    expect(JSON.parse(forgot.stdout)).toMatchObject({ profile: 'default', records_removed: [record], key_removed: true });
+    const after = await runBinary(args, { env, cwd: dir });
+    expect(JSON.parse(after.stdout).customers).toMatchObject({ sent: 1510, unchanged: 0 });
+  });
+});
+
+describe('lists diff and lists update', () => {
+  const ssn = (n: number) => `${String(100 + (n % 600)).padStart(3, '0')}-${String(10 + (n % 89)).padStart(2, '0')}-${String(1000 + n).padStart(4, '0')}`;
+  const file = (name: string, values: string[]) => {
+    const path = join(work, name);
+    writeFileSync(path, ['SSN', ...values].join('\r\n') + '\r\n');
+    return path;
+  };
+
+  it('counts exactly what an update adds and removes, asks before replacing, and keeps no SSN in clear', async () => {
+    const env = pushEnv(sandbox);
+    const first = Array.from({ length: 500 }, (_, i) => ssn(i));
+    const created = await runBinary(['lists', 'create', '--name', 'Delta SSNs', '--type', 'ssn', file('first.csv', first), '-o', 'json'], { env });
+    expect(created.code, created.stderr).toBe(0);
+    const id = JSON.parse(created.stdout).list_id as number;
+
+    // 40 removed, 25 added, the rest in another order and spelling (no dashes).
+    const next = [...first.slice(40).reverse().map((v) => v.replace(/-/g, '')), ...Array.from({ length: 25 }, (_, i) => ssn(5000 + i))];
+    const nextFile = file('next.csv', next);
+    const diff = await runBinary(['lists', 'diff', String(id), nextFile, '-o', 'json'], { env });
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(JSON.parse(diff.stdout)).toMatchObject({ list_id: id, added: 25, removed: 40, unchanged: 460 });
+
+    const shown = await runBinary(['lists', 'diff', String(id), nextFile, '--show', '-o', 'table'], { env });
+    expect(shown.stdout).toContain('25 added, 40 removed, 460 unchanged');
+    expect(shown.stdout).toContain('***-**-6000');
+    expect(shown.stdout.match(/\*\*\*-\*\*-\d{4}/g)).toHaveLength(25);
+    expect(shown.stdout).not.toMatch(/\b\d{3}-?\d{2}-?\d{4}\b/);
+
+    // Without a terminal the update needs --yes; with it, the summary carries the same counts.
+    const refused = await runBinary(['lists', 'update', String(id), nextFile], { env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('25 added, 40 removed, 460 unchanged');
+    const updated = await runBinary(['lists', 'update', String(id), nextFile, '--yes', '-o', 'json'], { env });
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(JSON.parse(updated.stdout).changes).toEqual({ added: 25, removed: 40, unchanged: 460 });
+
+    // The record now holds the update: the same file is no change at all.
+    const again = await runBinary(['lists', 'diff', String(id), nextFile, '-o', 'json'], { env });
+    expect(JSON.parse(again.stdout)).toMatchObject({ added: 0, removed: 0, unchanged: 485 });
+
+    const record = readFileSync(JSON.parse((await runBinary(['state', 'show', '-o', 'json'], { env })).stdout).record).toString('latin1');
+    for (const v of [...first.slice(0, 50), ...next.slice(0, 50)]) {
+      expect(record.includes(v), v).toBe(false);
+      expect(record.includes(v.replace(/-/g, '')), v).toBe(false);
+    }
+  });
+
+  it('refuses to diff a list it has no record of (exit 2), and says how to get one', async () => {
+    const env = pushEnv(sandbox);
+    const res = await runBinary(['lists', 'diff', '999', file('any.csv', [ssn(1)])], { env });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/no record of list 999's values on this machine/);
+    expect(res.stderr).toMatch(/lists update 999 FILE/);
+  });
+});
