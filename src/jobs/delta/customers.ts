@@ -1,3 +1,4 @@
+import type { SentPayload } from '../push/validate.js';
 import type { CustomerDigest, DeltaRecord } from './record.js';
 
 /**
@@ -15,22 +16,19 @@ export type DeltaMode = 'changed-only' | 'full';
 export const DEFAULT_MAX_AGE_DAYS = 30;
 const DAY_MS = 24 * 3600 * 1000;
 
+/** A flat object as JSON with its keys in sorted order (the native stringify, given the key order). */
+function sortedJson(fields: Record<string, unknown>): string {
+  return JSON.stringify(fields, Object.keys(fields).filter((k) => k !== 'payments' && fields[k] !== undefined).sort());
+}
+
 /**
- * The payload in a form that row order and formatting do not change: object keys sorted, and
- * arrays (loans, their payments) as sorted sets of their members' canonical forms. Values are
- * compared as the checks converted them (numbers, ISO dates), not as the file spelled them.
+ * The payload in a form that row order and formatting do not change: each object's keys sorted,
+ * and loans, and each loan's payments, as sorted sets. Values are compared as the checks
+ * converted them (numbers, ISO dates), not as the file spelled them.
  */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).sort().join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    return `{${Object.keys(record)
-      .filter((k) => record[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
+export function canonicalPayload(customerId: string, payload: SentPayload): string {
+  const loans = payload.loans.map((loan) => `${sortedJson(loan.fields)}[${loan.payments.map(sortedJson).sort().join(',')}]`).sort();
+  return `${JSON.stringify(customerId)}[${loans.join(',')}]`;
 }
 
 export interface CustomerDeltaOptions {
@@ -53,8 +51,8 @@ export class CustomerDelta {
     this.reference = referenceMs;
   }
 
-  digestOf(customerId: string, json: string): CustomerDigest {
-    return { id: this.record.digest('customer', customerId), payload: this.record.digest('payload', canonicalJson(JSON.parse(json))) };
+  digestOf(customerId: string, payload: SentPayload): CustomerDigest {
+    return { id: this.record.digest('customer', customerId), payload: this.record.digest('payload', canonicalPayload(customerId, payload)) };
   }
 
   /** Whether to send: always with `--full`; with `--changed-only`, when new, changed, old or this run's. */

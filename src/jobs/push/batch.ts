@@ -400,7 +400,7 @@ class BatchRun {
         if (!result.valid) continue;
         Tally.add(this.tally.valid, { customers: 1, loans: result.valid.loans, payments: result.valid.payments });
         if (this.delta) {
-          const digest = this.delta.digestOf(result.valid.customerId, result.valid.json);
+          const digest = this.delta.digestOf(result.valid.customerId, result.payload!);
           if (!this.delta.shouldSend(digest)) {
             Tally.add(this.tally.unchanged, { customers: 1, loans: result.valid.loans, payments: result.valid.payments });
             this.doneCustomers++;

@@ -43,8 +43,14 @@ export interface ValidCustomer {
   digest?: CustomerDigest;
 }
 
+/** The fields of what is sent of a customer, loan by loan (for a digest of it; not kept). */
+export interface SentPayload {
+  loans: { fields: Record<string, unknown>; payments: Record<string, unknown>[] }[];
+}
+
 export interface GroupResult {
   valid?: ValidCustomer;
+  payload?: SentPayload;
   rejects: Reject[];
   /** Records seen in the group (duplicates included), by level. */
   seen: LevelCounts;
@@ -116,6 +122,7 @@ export function validateGroup(group: CustomerGroup): GroupResult {
   const customerProblems = group.errors;
   const loansOut: string[] = [];
   const trace: CustomerTrace = { customerId, src: group.origin.src, row: group.origin.row, loans: [] };
+  const payload: SentPayload = { loans: [] };
   let paymentsOut = 0;
   let loanProblemsSeen = false;
 
@@ -142,6 +149,7 @@ export function validateGroup(group: CustomerGroup): GroupResult {
       continue;
     }
     const paymentJson: string[] = [];
+    const paymentFields: Record<string, unknown>[] = [];
     const paymentTrace: CustomerTrace['loans'][number]['payments'] = [];
     for (const payment of loan.payments) {
       const problems = payment.errors.length === 0 && paymentLooksValid(payment.fields) ? [] : schemaProblems(payment, BatchPaymentSchema, payment.fields);
@@ -153,9 +161,11 @@ export function validateGroup(group: CustomerGroup): GroupResult {
         continue;
       }
       paymentJson.push(JSON.stringify(payment.fields));
+      paymentFields.push(payment.fields);
       paymentTrace.push({ paymentId: payment.paymentId, origin: { src: payment.src, row: payment.row } });
     }
     loansOut.push(loanJson(loan.fields, paymentJson));
+    payload.loans.push({ fields: loan.fields, payments: paymentFields });
     paymentsOut += paymentJson.length;
     trace.loans.push({ loanId: loan.loanId, origin: { src: loan.src, row: loan.row }, payments: paymentTrace });
   }
@@ -180,7 +190,7 @@ export function validateGroup(group: CustomerGroup): GroupResult {
     return { rejects, seen, rejected, duplicates };
   }
   const json = `{"customer_id":${JSON.stringify(customerId)},"loans":[${loansOut.join(',')}]}`;
-  return { valid: { customerId, json, loans: loansOut.length, payments: paymentsOut, trace }, rejects, seen, rejected, duplicates };
+  return { valid: { customerId, json, loans: loansOut.length, payments: paymentsOut, trace }, payload, rejects, seen, rejected, duplicates };
 }
 
 function rejectLoanAndPayments(rejects: Reject[], customerId: string, loan: GroupLoan, reason: string): void {

@@ -4,9 +4,12 @@ export class RequestStats {
   readonly byStatus: Record<string, number> = {};
   readonly faults: Record<string, number> = {};
   total = 0;
+  /** Request body bytes received, to compare what two runs sent. */
+  bodyBytes = 0;
 
-  recordResponse(route: string, status: number): void {
+  recordResponse(route: string, status: number, bodyBytes = 0): void {
     this.total++;
+    this.bodyBytes += bodyBytes;
     this.byRoute[route] = (this.byRoute[route] ?? 0) + 1;
     this.byStatus[status] = (this.byStatus[status] ?? 0) + 1;
   }

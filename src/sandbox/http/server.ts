@@ -68,9 +68,18 @@ export function buildServer(ctx: SandboxContext, routes: RouteModules): FastifyI
     return payload;
   });
 
+  const bytesAtStart = new WeakMap<FastifyRequest, number>();
+  app.addHook('onRequest', async (request) => {
+    // The headers are read by now; what the socket reads from here to the answer is the body.
+    if (request.raw.socket) bytesAtStart.set(request, request.raw.socket.bytesRead);
+  });
+
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    ctx.requests.recordResponse(`${request.method} ${route}`, reply.statusCode);
+    // Bodies come chunked as often as with a Content-Length: count what the socket read instead.
+    const start = bytesAtStart.get(request);
+    const read = request.raw.socket?.bytesRead;
+    ctx.requests.recordResponse(`${request.method} ${route}`, reply.statusCode, start !== undefined && read !== undefined ? Math.max(0, read - start) : 0);
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {

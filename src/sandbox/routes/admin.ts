@@ -12,7 +12,7 @@ export const ADMIN_PREFIX = '/_sandbox';
 export function registerAdminRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   app.get(`${ADMIN_PREFIX}/stats`, async () => ({
     ...storeCounts(ctx.db),
-    requests: { total: ctx.requests.total, by_route: ctx.requests.byRoute, by_status: ctx.requests.byStatus },
+    requests: { total: ctx.requests.total, body_bytes: ctx.requests.bodyBytes, by_route: ctx.requests.byRoute, by_status: ctx.requests.byStatus },
     faults: ctx.requests.faults,
     random_seed: ctx.faults.settings.randomSeed,
     now: isoSeconds(ctx.clock.now()),

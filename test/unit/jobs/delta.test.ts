@@ -6,10 +6,11 @@ import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ServiceError, ValidationError } from '../../../src/errors.js';
-import { canonicalJson } from '../../../src/jobs/delta/customers.js';
+import { canonicalPayload } from '../../../src/jobs/delta/customers.js';
 import { forgetProfile, recordPath } from '../../../src/jobs/delta/record.js';
 import { runBatchPush, type BatchPushRequest } from '../../../src/jobs/push/batch.js';
 import { renderSummary } from '../../../src/jobs/push/summary.js';
+import type { SentPayload } from '../../../src/jobs/push/validate.js';
 import { environment, fakeClient, request, type FakeOptions } from '../../helpers/batch-push.js';
 import { memoryIO } from '../../helpers/memory-io.js';
 // @ts-expect-error plain JS generator shared with the benchmark
@@ -65,12 +66,17 @@ async function push(env: Record<string, string>, file: string, overrides: Partia
 
 describe('canonical payloads', () => {
   it('ignore key order and the order of loans and payments, and see every value', () => {
-    const a = { customer_id: '1', loans: [{ loan_id: 'A', payments: [{ payment_id: 'p1', amount: 1 }, { payment_id: 'p2', amount: 2 }] }, { loan_id: 'B' }] };
-    const b = { loans: [{ loan_id: 'B' }, { payments: [{ amount: 2, payment_id: 'p2' }, { amount: 1, payment_id: 'p1' }], loan_id: 'A' }], customer_id: '1' };
-    expect(canonicalJson(a)).toBe(canonicalJson(b));
+    const a: SentPayload = { loans: [{ fields: { loan_id: 'A', amount: 5 }, payments: [{ payment_id: 'p1', amount: 1 }, { payment_id: 'p2', amount: 2 }] }, { fields: { loan_id: 'B' }, payments: [] }] };
+    const b: SentPayload = { loans: [{ fields: { loan_id: 'B' }, payments: [] }, { fields: { amount: 5, loan_id: 'A' }, payments: [{ amount: 2, payment_id: 'p2' }, { amount: 1, payment_id: 'p1' }] }] };
+    expect(canonicalPayload('1', a)).toBe(canonicalPayload('1', b));
+    expect(canonicalPayload('2', a)).not.toBe(canonicalPayload('1', a));
     const c = structuredClone(a);
-    c.loans[0]!.payments![1]!.amount = 3;
-    expect(canonicalJson(c)).not.toBe(canonicalJson(a));
+    c.loans[0]!.payments[1]!.amount = 3;
+    expect(canonicalPayload('1', c)).not.toBe(canonicalPayload('1', a));
+    // A payment moved to another loan is a change.
+    const d = structuredClone(a);
+    d.loans[1]!.payments.push(d.loans[0]!.payments.pop()!);
+    expect(canonicalPayload('1', d)).not.toBe(canonicalPayload('1', a));
   });
 });
 
