@@ -138,15 +138,20 @@ interface StatusOptions {
 
 interface LiveCheck {
   ok: boolean;
+  /** The service could not be reached (or kept failing) within the check's time: nothing is known of the credentials. */
+  unreachable?: boolean;
   token_expires_at?: string;
   error?: Record<string, unknown>;
   note?: string;
 }
 
+/** The live check's bound on each request, without retries: status answers within about a second. */
+export const LIVE_CHECK_TIMEOUT_MS = 1000;
+
 /** Proves the credentials work: a token (cached or new) that the service accepts on a real call. */
 async function liveCheck(ctx: CommandContext): Promise<LiveCheck> {
-  const { AuthError } = await import('../errors.js');
-  const client = await ctx.api();
+  const { AuthError, NetworkError, ServiceError, RateLimitedError } = await import('../errors.js');
+  const client = await ctx.quickApi(LIVE_CHECK_TIMEOUT_MS);
   let token: CachedToken;
   try {
     token = await client.token();
@@ -161,6 +166,9 @@ async function liveCheck(ctx: CommandContext): Promise<LiveCheck> {
       return { ok: true, token_expires_at: isoSeconds(token.expiresAt), note: 'authenticated; this client may not list management systems' };
     }
     if (error instanceof AuthError) return { ok: false, error: error.toJSON() };
+    if (error instanceof NetworkError || error instanceof ServiceError || error instanceof RateLimitedError) {
+      return { ok: false, unreachable: true, error: { ...error.toJSON(), hint: 'the status above is what is saved locally; check the network or the base URL, and run `leadctl auth status` again' } };
+    }
     throw error;
   }
 }
@@ -218,14 +226,21 @@ const status: Handler<StatusOptions> = async (ctx, _args, opts) => {
   }
 
   const src = (s: CredentialSource | null | undefined) => (s ? ` (${SOURCE_LABEL[s]})` : '');
+  const cachedTokenState = (expiry: string) => `cached, ${Date.parse(expiry) > ctx.io.now().getTime() ? 'valid until' : 'expired at'} ${ctx.output.time(expiry)}`;
   const human = () => {
     const lines = [
       `Profile:       ${resolved.profile.value}${src(resolved.profile.source)}${resolved.stored ? '' : ' (not saved)'}`,
       `Base URL:      ${resolved.baseUrl.value}${src(resolved.baseUrl.source)}`,
       `Client id:     ${resolved.clientId?.value ?? '(none)'}${src(resolved.clientId?.source)}`,
       `Client secret: ${resolved.clientSecret ? 'set' : 'none'}${src(resolved.clientSecret?.source)}`,
-      `Token:         ${live.ok && live.token_expires_at ? `valid until ${live.token_expires_at}` : cachedExpiry ? `cached, expires ${cachedExpiry}` : 'none cached'}`,
-      `Live check:    ${live.ok ? `ok${live.note ? ` (${live.note})` : ''}` : `FAILED: ${String(live.error?.message ?? 'unknown')}`}`,
+      `Token:         ${live.ok && live.token_expires_at ? `valid until ${ctx.output.time(live.token_expires_at)}` : cachedExpiry ? cachedTokenState(cachedExpiry) : 'none cached'}`,
+      `Live check:    ${
+        live.ok
+          ? `ok${live.note ? ` (${live.note})` : ''}`
+          : live.unreachable
+            ? `not done: the service could not be reached (one try of at most ${LIVE_CHECK_TIMEOUT_MS / 1000} s)`
+            : `FAILED: ${String(live.error?.message ?? 'unknown')}`
+      }`,
       `Config file:   ${store.path}`,
     ];
     if (profiles) {
@@ -233,7 +248,7 @@ const status: Handler<StatusOptions> = async (ctx, _args, opts) => {
       if (profiles.length === 0) lines.push('  (none saved)');
       for (const p of profiles) {
         lines.push(
-          `${p.current ? '* ' : '  '}${String(p.name)}  ${String(p.base_url)}  client ${String(p.client_id ?? '(none)')}  secret ${p.secret_saved ? 'saved' : 'not saved'}  token ${p.token_expires_at ? `until ${String(p.token_expires_at)}` : 'none'}`,
+          `${p.current ? '* ' : '  '}${String(p.name)}  ${String(p.base_url)}  client ${String(p.client_id ?? '(none)')}  secret ${p.secret_saved ? 'saved' : 'not saved'}  token ${p.token_expires_at ? `until ${ctx.output.time(String(p.token_expires_at))}` : 'none'}`,
         );
       }
     }
@@ -242,6 +257,11 @@ const status: Handler<StatusOptions> = async (ctx, _args, opts) => {
   await ctx.output.document(doc, human);
   if (!live.ok) {
     const error = live.error ?? {};
+    if (live.unreachable) {
+      ctx.log.warn(`Error: the service could not be reached (one try of at most ${LIVE_CHECK_TIMEOUT_MS / 1000} s): ${String(error.message ?? 'no answer')}`);
+      ctx.log.warn(`Hint: ${String(error.hint)}`);
+      return ExitCode.SERVICE;
+    }
     ctx.log.warn(`Error: ${String(error.message ?? 'the credentials do not work')}`);
     ctx.log.warn(`Hint: ${String(error.hint ?? 'run `leadctl auth login`')}`);
     return ExitCode.AUTH;

@@ -4,7 +4,8 @@ import { configDir } from '../config/paths.js';
 import type { ProfileStore } from '../config/profiles.js';
 import { UsageError } from '../errors.js';
 import { createProgress, progressModeFor, type Progress } from '../output/progress.js';
-import { Output } from '../output/render.js';
+import { Output, outputWidth } from '../output/render.js';
+import { localZone } from '../output/time.js';
 import type { IO } from './io.js';
 
 export const OUTPUT_FORMATS = ['table', 'json', 'ndjson', 'csv'] as const;
@@ -18,6 +19,8 @@ export interface GlobalOptions {
   verbose: boolean;
   quiet: boolean;
   color: boolean;
+  /** --utc: times for people in UTC instead of the local zone. */
+  utc: boolean;
   profile?: string;
   baseUrl?: string;
   /** Per-request timeout in milliseconds. */
@@ -60,6 +63,11 @@ export interface CommandContext {
    * per run. `flags` (auth login) creates a separate client for those credentials.
    */
   api(flags?: Pick<CredentialFlags, 'clientId' | 'clientSecret'>): Promise<ApiClient>;
+  /**
+   * A separate client for a quick question (auth status's live check): one attempt per request,
+   * each bounded by `timeoutMs`, so that an unreachable service is said at once, not after retries.
+   */
+  quickApi(timeoutMs: number): Promise<ApiClient>;
   /** Frees connections and finishes progress output; main calls it after the handler. */
   dispose(): Promise<void>;
 }
@@ -75,6 +83,7 @@ export function resolveGlobals(io: IO, raw: Record<string, unknown>): GlobalOpti
     verbose: raw.verbose === true,
     quiet: raw.quiet === true,
     color: raw.color !== false && !noColorEnv && io.stderr.isTTY === true,
+    utc: raw.utc === true,
     profile: (raw.profile as string | undefined) ?? undefined,
     baseUrl: (raw.baseUrl as string | undefined) ?? undefined,
     timeoutMs: timeout === undefined ? undefined : Math.round(timeout * 1000),
@@ -113,7 +122,7 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
     },
   };
 
-  const makeClient = async (flags: Pick<CredentialFlags, 'clientId' | 'clientSecret'>): Promise<ApiClient> => {
+  const makeClient = async (flags: Pick<CredentialFlags, 'clientId' | 'clientSecret'>, quick?: { timeoutMs: number }): Promise<ApiClient> => {
     const [{ createApiClient, proxyFromEnv }, { formatMs, retryPolicyFromEnv }, { formatApiEvent }, { redact }, credentials, { listsPathMemory }, { stateDir }, { packageVersion }] = await Promise.all([
       import('../api/client.js'),
       import('../api/retry.js'),
@@ -131,6 +140,7 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
     let retry;
     try {
       retry = retryPolicyFromEnv(io.env);
+      if (quick) retry = { ...retry, maxAttempts: 1 };
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
@@ -142,7 +152,7 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
       clientId: resolved.clientId?.value,
       clientSecret: secret,
       tokenCache: explicit ? undefined : credentials.profileTokenCache(profiles, resolved),
-      timeoutMs: globals.timeoutMs,
+      timeoutMs: quick ? Math.min(quick.timeoutMs, globals.timeoutMs ?? Infinity) : globals.timeoutMs,
       retry,
       proxy: proxyFromEnv(io.env),
       userAgent: `leadctl/${packageVersion()} node/${process.versions.node}`,
@@ -167,7 +177,13 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
     globals,
     log,
     config,
-    output: new Output(io.stdout, { format: globals.output, color: globals.color && io.stdout.isTTY === true, csvRaw: io.csv?.raw }),
+    output: new Output(io.stdout, {
+      format: globals.output,
+      color: globals.color && io.stdout.isTTY === true,
+      csvRaw: io.csv?.raw,
+      time: { utc: globals.utc, zone: localZone(io.env) },
+      width: outputWidth(io.stdout, io.env),
+    }),
     progress(text) {
       const progress = createProgress(io.stderr, {
         mode: progressModeFor(io.stderr, io.env, globals.quiet),
@@ -189,6 +205,11 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
         clients.push(shared);
       }
       return shared;
+    },
+    quickApi(timeoutMs) {
+      const client = makeClient({}, { timeoutMs });
+      clients.push(client);
+      return client;
     },
     async dispose() {
       await Promise.all(progresses.map((p) => p.flush()));

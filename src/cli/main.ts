@@ -22,6 +22,7 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
     .option('-v, --verbose', 'log each request and decision to stderr (secrets redacted)')
     .option('-q, --quiet', 'print only data and errors')
     .option('--no-color', 'disable colours (NO_COLOR is honoured too)')
+    .option('--utc', 'show times in UTC (default: the local time zone, TZ, with its offset)')
     .option('-p, --profile <name>', 'credentials profile to use (env LEADCTL_PROFILE)')
     .option('--base-url <url>', 'service base URL (env LEADCTL_BASE_URL)')
     .option('--timeout <seconds>', 'per-request timeout in seconds', parsePositiveNumber)

@@ -6,6 +6,7 @@
 import type { OutputFormat } from '../cli/context.js';
 import type { OutputStream } from '../cli/io.js';
 import { maskAccount, maskSsn } from './mask.js';
+import { formatTime, isIsoInstant, type TimeSettings } from './time.js';
 
 export interface Column<T = any> {
   /** Field name in JSON, NDJSON and CSV; also the default accessor. */
@@ -42,17 +43,71 @@ export interface OutputSettings {
   color: boolean;
   /** --csv-raw: CSV values exactly, no formula neutralising. */
   csvRaw?: boolean;
+  /** Times in tables: the local zone with its offset, or UTC (--utc). */
+  time?: TimeSettings;
+  /** Columns a table may take (the terminal's width; 80 when unknown). */
+  width?: number;
+}
+
+/** Tables are drawn to fit this many columns when nothing better is known (a pipe, a 0-column terminal). */
+export const DEFAULT_WIDTH = 80;
+/** A column is not narrowed below this (or its natural width, when smaller). */
+const MIN_COLUMN = 8;
+
+/** The width tables fit: COLUMNS when set, else the terminal's own width, else 80. */
+export function outputWidth(stream: OutputStream, env: Record<string, string | undefined>): number {
+  const fromEnv = Number(env.COLUMNS);
+  if (Number.isInteger(fromEnv) && fromEnv >= 20) return fromEnv;
+  if (stream.isTTY && typeof stream.columns === 'number' && stream.columns >= 20) return stream.columns;
+  return DEFAULT_WIDTH;
+}
+
+/**
+ * Column widths (content plus a space each side) that make a table of these natural widths fit
+ * `width` with its borders: the widest columns give way first, and while it can be helped, none
+ * below its longest word (`words`), so that names and ids are not split; never below MIN_COLUMN.
+ * Undefined when the table fits as it is.
+ */
+export function fitColumns(natural: readonly number[], width: number, words: readonly number[] = []): number[] | undefined {
+  const borders = natural.length + 1;
+  const widths = [...natural];
+  const total = () => widths.reduce((a, b) => a + b, 0) + borders;
+  if (total() <= width) return undefined;
+  const least = natural.map((n) => Math.min(n, MIN_COLUMN + 2));
+  const whole = natural.map((n, i) => Math.max(least[i]!, Math.min(n, (words[i] ?? 0) + 2)));
+  for (const floor of [whole, least]) {
+    while (total() > width) {
+      let widest = -1;
+      for (let i = 0; i < widths.length; i++) if (widths[i]! > floor[i]! && (widest < 0 || widths[i]! > widths[widest]!)) widest = i;
+      if (widest < 0) break;
+      widths[widest]!--;
+    }
+  }
+  return widths;
+}
+
+function longestWord(text: string): number {
+  let max = 0;
+  for (const word of text.split(/\s+/)) max = Math.max(max, [...word].length);
+  return max;
+}
+
+function textWidth(text: string): number {
+  let max = 0;
+  for (const line of text.split('\n')) max = Math.max(max, [...line].length);
+  return max;
 }
 
 function rawValue<T>(column: Column<T>, row: T): unknown {
   return column.value ? column.value(row) : (row as Record<string, unknown> | null | undefined)?.[column.key];
 }
 
-function humanText<T>(column: Column<T>, row: T): string {
+function humanText<T>(column: Column<T>, row: T, time: TimeSettings = {}): string {
   const value = rawValue(column, row);
   let text: string;
   if (column.format) text = column.format(value, row);
   else if (value === null || value === undefined) return '';
+  else if (isIsoInstant(value)) text = formatTime(value, time);
   else text = typeof value === 'object' ? JSON.stringify(value) : String(value);
   // Masking comes last, so that a column's own formatting can never show the number whole.
   if (column.mask === 'ssn') return maskSsn(text);
@@ -78,6 +133,11 @@ export class Output {
 
   get format(): OutputFormat {
     return this.settings.format;
+  }
+
+  /** An ISO instant for people: local time with its offset, or UTC with --utc. */
+  time(value: string | Date): string {
+    return formatTime(value, this.settings.time);
   }
 
   /** True for the table format: text meant for a person. */
@@ -131,7 +191,9 @@ export class Output {
         // One record reads best as aligned "Label  value" lines, not a boxed table.
         const labels = columns.map((c) => c.header ?? c.key);
         const width = Math.max(...labels.map((l) => l.length));
-        const lines = columns.map((c, i) => `${(labels[i] + ':').padEnd(width + 2)}${humanText(c, row)}`);
+        const indent = width + 2;
+        const room = Math.max(20, (this.settings.width ?? DEFAULT_WIDTH) - indent);
+        const lines = columns.map((c, i) => `${(labels[i] + ':').padEnd(indent)}${wrapText(humanText(c, row, this.settings.time), room).join('\n' + ' '.repeat(indent))}`);
         await this.write(lines.join('\n') + '\n');
         return;
       }
@@ -207,19 +269,46 @@ export class Output {
 
   private async table<T>(rows: readonly T[], columns: readonly Column<T>[]): Promise<string> {
     const Table = await loadTable();
+    const head = columns.map((c) => c.header ?? c.key);
+    const cells = rows.map((row) => columns.map((c) => humanText(c, row, this.settings.time)));
+    // Each column as wide as its widest cell, then narrowed (wrapping its cells) to fit the screen.
+    const natural = head.map((h, i) => Math.max(textWidth(h), ...cells.map((r) => textWidth(r[i]!))) + 2);
+    const words = head.map((h, i) => Math.max(longestWord(h), ...cells.map((r) => longestWord(r[i]!))));
+    const colWidths = fitColumns(natural, this.settings.width ?? DEFAULT_WIDTH, words);
+    // Cells are wrapped here, at spaces and else inside a word: nothing is cut off.
+    const fit = (text: string, i: number) => (colWidths ? wrapText(text, colWidths[i]! - 2).join('\n') : text);
     const table = new Table({
       ...this.tableStyle(),
-      head: columns.map((c) => c.header ?? c.key),
+      head: head.map(fit),
       colAligns: columns.map((c) => c.align ?? 'left'),
+      ...(colWidths ? { colWidths } : {}),
     });
-    for (const row of rows) table.push(columns.map((c) => humanText(c, row)));
+    for (const r of cells) table.push(r.map(fit));
     return table.toString();
   }
 
-  /** No rule between rows: a list of 20 rows stays 20 lines, not 40. */
+  /** No rule between rows (a list of 20 rows stays 20 lines, not 40); headers bold at most, never red. */
   private tableStyle() {
-    return this.settings.color ? { style: { compact: true } } : { style: { head: [] as string[], border: [] as string[], compact: true } };
+    return { style: { head: this.settings.color ? ['bold'] : ([] as string[]), border: [] as string[], compact: true } };
   }
+}
+
+/** A value cut into lines of at most `width` characters, at spaces where it can be. */
+export function wrapText(text: string, width: number): string[] {
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    let rest = line;
+    while ([...rest].length > width) {
+      const chars = [...rest];
+      const head = chars.slice(0, width + 1).join('');
+      const space = head.lastIndexOf(' ');
+      const cut = space > width / 2 ? space : width;
+      out.push(chars.slice(0, cut).join('').trimEnd());
+      rest = chars.slice(cut).join('').replace(/^ /, '');
+    }
+    out.push(rest);
+  }
+  return out;
 }
 
 async function loadTable() {

@@ -270,3 +270,35 @@ describe('credentials in use', () => {
     expect(r.stderr).not.toContain(sandbox.clientSecret);
   });
 });
+
+describe('auth status when the service cannot be reached', () => {
+  it('answers within about a second from what is saved, says the service was not reached, exit 5', async () => {
+    const dir = configDir();
+    expect((await login(dir)).code).toBe(0);
+    // A server that accepts connections and never answers: the slowest way to be unreachable.
+    const { createServer } = await import('node:net');
+    const sockets: import('node:net').Socket[] = [];
+    const silent = createServer((s) => sockets.push(s));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as import('node:net').AddressInfo).port;
+    try {
+      // The saved profile's token is for the sandbox; the silent server gets the token request.
+      const started = Date.now();
+      const r = await run(['-o', 'table', '--base-url', `http://127.0.0.1:${port}`, 'auth', 'status'], { dir, env: { LEADCTL_RETRY_ATTEMPTS: '6', LEADCTL_RETRY_BASE_MS: '500' } });
+      const elapsed = Date.now() - started;
+      expect(r.code).toBe(5);
+      expect(elapsed).toBeLessThan(2500);
+      expect(r.stdout).toMatch(/Profile: +default/);
+      expect(r.stdout).toMatch(/Live check: +not done: the service could not be reached \(one try of at most 1 s\)/);
+      expect(r.stderr).toMatch(/^Error: the service could not be reached/m);
+
+      const cached = await run(['-o', 'json', 'auth', 'status'], { dir: dir, env: { LEADCTL_BASE_URL: sandbox.baseUrl } });
+      expect(cached.code).toBe(0);
+      const json = await run(['-o', 'json', '--base-url', `http://127.0.0.1:${port}`, 'auth', 'status'], { dir });
+      expect(JSON.parse(json.stdout).live_check).toMatchObject({ ok: false, unreachable: true });
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});

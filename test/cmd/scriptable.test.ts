@@ -110,3 +110,18 @@ describe('real booleans and numbers in every JSON document', () => {
     expect(csv.stdout.split('\n')[1]).toMatch(/,false,/);
   });
 });
+
+describe('tables for people', () => {
+  it('lists ls: fits 80 columns, times local with the offset of TZ, or UTC with --utc', async () => {
+    writeFileSync(join(dir, 'zips2.csv'), 'zip\n10001\n');
+    await run(['lists', 'create', 'zips2.csv', '--name', 'A list name long enough to need wrapping in an eighty column table, as real ones are', '--type', 'zip']);
+    const local = await run(['-o', 'table', 'lists', 'ls'], { env: { TZ: 'America/Chicago' } });
+    expect(Math.max(...local.stdout.split('\n').map((l) => [...l].length))).toBeLessThanOrEqual(80);
+    expect(local.stdout).toMatch(/ -0[56]:00 /);
+    const utc = await run(['-o', 'table', '--utc', 'lists', 'ls'], { env: { TZ: 'America/Chicago' } });
+    expect(utc.stdout).toMatch(/ UTC /);
+    expect(utc.stdout).not.toMatch(/ -0[56]:00 /);
+    const json = await run(['-o', 'json', '--utc', 'lists', 'ls']);
+    expect(JSON.parse(json.stdout)[0].created_at).toMatch(/Z$/);
+  });
+});
