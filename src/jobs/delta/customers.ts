@@ -22,12 +22,13 @@ function sortedJson(fields: Record<string, unknown>): string {
 }
 
 /**
- * The payload in a form that row order and formatting do not change: each object's keys sorted,
- * and loans, and each loan's payments, as sorted sets. Values are compared as the checks
- * converted them (numbers, ISO dates), not as the file spelled them.
+ * The payload in a form that row order and formatting do not change: loans, and each loan's
+ * payments, as sorted sets, and a loan's keys sorted. Values are compared as the checks converted
+ * them (numbers, ISO dates), not as the file spelled them. A payment is taken as the JSON it is
+ * sent as, whose keys come in the order the mapping (or a JSON record) gives them.
  */
 export function canonicalPayload(customerId: string, payload: SentPayload): string {
-  const loans = payload.loans.map((loan) => `${sortedJson(loan.fields)}[${loan.payments.map(sortedJson).sort().join(',')}]`).sort();
+  const loans = payload.loans.map((loan) => `${sortedJson(loan.fields)}[${[...loan.payments].sort().join(',')}]`).sort();
   return `${JSON.stringify(customerId)}[${loans.join(',')}]`;
 }
 

@@ -43,9 +43,9 @@ export interface ValidCustomer {
   digest?: CustomerDigest;
 }
 
-/** The fields of what is sent of a customer, loan by loan (for a digest of it; not kept). */
+/** What is sent of a customer, loan by loan: its fields and its payments' JSON (for a digest of it; not kept). */
 export interface SentPayload {
-  loans: { fields: Record<string, unknown>; payments: Record<string, unknown>[] }[];
+  loans: { fields: Record<string, unknown>; payments: string[] }[];
 }
 
 export interface GroupResult {
@@ -149,7 +149,6 @@ export function validateGroup(group: CustomerGroup): GroupResult {
       continue;
     }
     const paymentJson: string[] = [];
-    const paymentFields: Record<string, unknown>[] = [];
     const paymentTrace: CustomerTrace['loans'][number]['payments'] = [];
     for (const payment of loan.payments) {
       const problems = payment.errors.length === 0 && paymentLooksValid(payment.fields) ? [] : schemaProblems(payment, BatchPaymentSchema, payment.fields);
@@ -161,11 +160,10 @@ export function validateGroup(group: CustomerGroup): GroupResult {
         continue;
       }
       paymentJson.push(JSON.stringify(payment.fields));
-      paymentFields.push(payment.fields);
       paymentTrace.push({ paymentId: payment.paymentId, origin: { src: payment.src, row: payment.row } });
     }
     loansOut.push(loanJson(loan.fields, paymentJson));
-    payload.loans.push({ fields: loan.fields, payments: paymentFields });
+    payload.loans.push({ fields: loan.fields, payments: paymentJson });
     paymentsOut += paymentJson.length;
     trace.loans.push({ loanId: loan.loanId, origin: { src: loan.src, row: loan.row }, payments: paymentTrace });
   }

@@ -65,14 +65,19 @@ async function push(env: Record<string, string>, file: string, overrides: Partia
 }
 
 describe('canonical payloads', () => {
-  it('ignore key order and the order of loans and payments, and see every value', () => {
-    const a: SentPayload = { loans: [{ fields: { loan_id: 'A', amount: 5 }, payments: [{ payment_id: 'p1', amount: 1 }, { payment_id: 'p2', amount: 2 }] }, { fields: { loan_id: 'B' }, payments: [] }] };
-    const b: SentPayload = { loans: [{ fields: { loan_id: 'B' }, payments: [] }, { fields: { amount: 5, loan_id: 'A' }, payments: [{ amount: 2, payment_id: 'p2' }, { amount: 1, payment_id: 'p1' }] }] };
+  it('ignore the order of loans, of payments and of a loan\'s keys, and see every value', () => {
+    const p1 = JSON.stringify({ payment_id: 'p1', amount: 1 });
+    const p2 = JSON.stringify({ payment_id: 'p2', amount: 2 });
+    const a: SentPayload = { loans: [{ fields: { loan_id: 'A', amount: 5 }, payments: [p1, p2] }, { fields: { loan_id: 'B' }, payments: [] }] };
+    const b: SentPayload = { loans: [{ fields: { loan_id: 'B' }, payments: [] }, { fields: { amount: 5, loan_id: 'A' }, payments: [p2, p1] }] };
     expect(canonicalPayload('1', a)).toBe(canonicalPayload('1', b));
     expect(canonicalPayload('2', a)).not.toBe(canonicalPayload('1', a));
     const c = structuredClone(a);
-    c.loans[0]!.payments[1]!.amount = 3;
+    c.loans[0]!.payments[1] = JSON.stringify({ payment_id: 'p2', amount: 3 });
     expect(canonicalPayload('1', c)).not.toBe(canonicalPayload('1', a));
+    const e = structuredClone(a);
+    e.loans[0]!.fields.amount = 6;
+    expect(canonicalPayload('1', e)).not.toBe(canonicalPayload('1', a));
     // A payment moved to another loan is a change.
     const d = structuredClone(a);
     d.loans[1]!.payments.push(d.loans[0]!.payments.pop()!);
