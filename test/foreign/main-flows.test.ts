@@ -85,6 +85,24 @@ describe('main flows against a contract-only service (built binary)', () => {
     expect(table.stdout).toMatch(/unconfirmed/);
   });
 
+  it('customers batch --changed-only: batches answered {} are acknowledged, so the same export sends nothing next time', async () => {
+    const args = ['customers', 'batch', 'export/export.csv', '--mapping', join(FIXTURES, 'lms', 'mapping.json'), '--chunk-size', '10', '--changed-only', '-o', 'json'];
+    const first = await run(args);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout).customers).toMatchObject({ sent: 25, unconfirmed: 25, unchanged: 0 });
+    const before = server.batches.length;
+    const second = await run(args);
+    expect(second.code, second.stderr).toBe(0);
+    expect(JSON.parse(second.stdout).customers).toMatchObject({ read: 25, sent: 0, unchanged: 25 });
+    expect(server.batches).toHaveLength(before);
+  });
+
+  it('lists diff: the list uploaded above is known, so what an update changes is counted', async () => {
+    const res = await run(['lists', 'diff', '1', 'ssn.csv', '-o', 'json']);
+    expect(res.code, res.stderr).toBe(0);
+    expect(JSON.parse(res.stdout)).toMatchObject({ added: 2, removed: 1, unchanged: 0 });
+  });
+
   it('customers, loans and payments push: one upsert each, answered without a body', async () => {
     const customer = { customer_id: 'F-1', lead_loan: { loan_id: 'FL-1', lead_id: 500101, loan_amount: 50000, applied_at: '2026-03-06T16:15:00Z', loan_status: 'current' } };
     const c = await run(['customers', 'push', '-', '-o', 'json'], JSON.stringify(customer));
