@@ -35,6 +35,10 @@ export const register: Register = (program, bind) => {
   addPushOptions(batch, 'requests').action(
     bind<BatchFlags>(async (ctx, args, opts, cmd) => {
       const { runBatchPushCommand } = await import('./push-run.js');
+      if (cmd.getOptionValueSource('maxAge') === 'cli' && !opts.changedOnly) {
+        const { UsageError } = await import('../errors.js');
+        throw new UsageError('--max-age applies to --changed-only only');
+      }
       const files = (args[0] as string[] | undefined) ?? [];
       return runBatchPushCommand(ctx, cmd as Command, {
         inputs: [
