@@ -1,6 +1,6 @@
 import type { FieldError } from './mapping.js';
 import type { StagedDocumentBody } from './lms-json.js';
-import type { Origin, Staging, StagedRow } from './staging.js';
+import type { Origin, Staging, StagedPayment, StagedRow } from './staging.js';
 
 /**
  * Staged rows → one group per customer, in the staging's deterministic order: the customer's
@@ -15,6 +15,8 @@ export interface SourceRecord extends Origin {
 
 export interface GroupPayment extends SourceRecord {
   paymentId: string;
+  /** The payment as sent, when it was already checked valid (staged CSV); `fields` is then empty. */
+  json?: string;
 }
 
 export interface GroupLoan extends SourceRecord {
@@ -51,6 +53,15 @@ function record(row: StagedRow): SourceRecord {
   };
 }
 
+const NO_FIELDS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+const NO_ERRORS: FieldError[] = Object.freeze([]) as unknown as FieldError[];
+
+/** A staged payment; one checked when staged comes as its JSON, unparsed (see StagedRow.errors). */
+function payment(row: StagedPayment): GroupPayment {
+  if (row.errors === null && row.data !== null) return { src: row.src, row: row.row, fields: NO_FIELDS, errors: NO_ERRORS, paymentId: row.paymentId, json: row.data };
+  return { ...record(row), paymentId: row.paymentId };
+}
+
 /** Groups of flat (CSV) input. */
 export function* flatGroups(staging: Staging): Generator<CustomerGroup> {
   for (const customer of staging.customers()) {
@@ -62,13 +73,13 @@ export function* flatGroups(staging: Staging): Generator<CustomerGroup> {
       return {
         ...record(loan),
         loanId: loan.loanId,
-        payments: loan.payments.map((p) => ({ ...record(p), paymentId: p.paymentId })),
+        payments: loan.payments.map(payment),
       };
     });
     for (const d of customer.duplicatePayments) {
       duplicates.push({ level: 'payment', src: d.row.src, row: d.row.row, customerId: customer.customerId, loanId: d.loanId, paymentId: d.row.paymentId, winner: { src: d.winner.src, row: d.winner.row } });
     }
-    const orphans = customer.orphans.map((o) => ({ loanId: o.loanId, payments: o.payments.map((p) => ({ ...record(p), paymentId: p.paymentId })) }));
+    const orphans = customer.orphans.map((o) => ({ loanId: o.loanId, payments: o.payments.map(payment) }));
     const first = [...loans, ...orphans.flatMap((o) => o.payments)].reduce<Origin | undefined>(
       (best, r) => (best === undefined || r.src < best.src || (r.src === best.src && r.row < best.row) ? { src: r.src, row: r.row } : best),
       undefined,

@@ -40,6 +40,8 @@ export interface StageExportOptions {
   /** Created by the caller (who names sources in messages from `staging.sources`), closed by the caller on failure. */
   staging: Staging;
   onRows?: (file: string, rows: number) => void;
+  /** See StageCsvOptions.precheckPayment. */
+  precheckPayment?: (fields: Record<string, unknown>) => boolean;
 }
 
 export async function stageExport(options: StageExportOptions): Promise<StagedExport> {
@@ -71,7 +73,7 @@ export async function stageExport(options: StageExportOptions): Promise<StagedEx
       const onRows = options.onRows ? (rows: number) => options.onRows!(input.name, rows) : undefined;
       const rows =
         format === 'csv'
-          ? await stageCsv(input, (item.role === 'auto' ? 'rows' : item.role) as CsvRole, { staging, mapping, problems: options.problems, hash, onRows })
+          ? await stageCsv(input, (item.role === 'auto' ? 'rows' : item.role) as CsvRole, { staging, mapping, problems: options.problems, hash, onRows, precheckPayment: options.precheckPayment })
           : await stageBatchJson(input, format, { staging, mapping, problems: options.problems, hash });
       rowsRead += rows;
       digest.update(`${item.role}:${format}:${hash.digest('hex')}\n`);

@@ -9,8 +9,11 @@ import { join } from 'node:path';
  * bounded: rows go to disk as they are read, and come back grouped by customer, in one
  * deterministic order (binary order of the ids, then input order), whatever the input order was.
  *
- * Rows are written in multi-row INSERTs inside one long transaction with journaling off (the file
- * is thrown away after the run, so durability buys nothing) and indexed once at the end.
+ * Rows are written in multi-row INSERTs (prepared once) inside one long transaction with journaling
+ * off (the file is thrown away after the run, so durability buys nothing). No index: reading back
+ * in order is one ORDER BY, which SQLite's sorter does in sequential passes over the file (merge
+ * runs in temporary files) rather than by a B-tree lookup per row, with a small page cache, so the
+ * process stays small however big the export.
  */
 
 /** Where a record came from: index into `sources`, and its row (or line) in that file. */
@@ -24,7 +27,10 @@ export interface StagedRow extends Origin {
   seq: number;
   /** JSON of the converted fields; null when the row had none worth keeping. */
   data: string | null;
-  /** JSON array of conversion problems ({field, column?, reason}); null when none. */
+  /**
+   * JSON array of conversion problems ({field, column?, reason}); null when none. For a payment,
+   * null says more: the payment was checked when staged and `data` is its JSON as sent.
+   */
   errors: string | null;
 }
 
@@ -54,7 +60,7 @@ export interface StagedDocument extends StagedRow {
   superseded: StagedRow[];
 }
 
-const FLUSH_ROWS = 32;
+const FLUSH_ROWS = 64;
 const META_ROW_BITS = 2 ** 32;
 
 export class Staging {
@@ -89,8 +95,9 @@ export class Staging {
     this.db.pragma('journal_mode = OFF');
     this.db.pragma('synchronous = OFF');
     this.db.pragma('locking_mode = EXCLUSIVE');
-    // A bounded page cache: the file can be gigabytes, the process stays small.
-    this.db.pragma('cache_size = -65536');
+    // A small page cache (it also bounds the sorter's memory): the file can be gigabytes, the
+    // process stays small; the operating system's file cache does the rest.
+    this.db.pragma('cache_size = -8192');
     this.db.pragma('temp_store = FILE');
     this.db.exec(`
       CREATE TABLE loans (cust TEXT NOT NULL, loan TEXT NOT NULL, meta INTEGER NOT NULL, repeat INTEGER NOT NULL, data TEXT, errors TEXT);
@@ -147,18 +154,13 @@ export class Staging {
     buffer.length = 0;
   }
 
-  /** Ends loading: writes what is buffered and indexes the rows for reading back in order. */
+  /** Ends loading: writes what is buffered. Rows are read back sorted, without an index (see above). */
   finish(): void {
     if (this.finished) return;
     this.flush('loans');
     this.flush('payments');
     this.flush('documents');
     this.db.exec('COMMIT');
-    this.db.exec(`
-      CREATE INDEX loans_order ON loans (cust, loan);
-      CREATE INDEX payments_order ON payments (cust, loan, pay);
-      CREATE INDEX documents_order ON documents (cust);
-    `);
     this.finished = true;
   }
 

@@ -14,6 +14,7 @@ import { openInput } from '../../ingest/sources.js';
 import { Staging } from '../../ingest/staging.js';
 import { BatchResponseSchema } from '../../schema/loan-performance.js';
 import { Chunker, customersBody, type Chunk } from './chunker.js';
+import { paymentLooksValid } from './fast-check.js';
 import { Journal, journalKey, type SkippedEntry } from './journal.js';
 import { PushLock } from './lock.js';
 import type { PushEvent } from './progress.js';
@@ -352,6 +353,7 @@ class BatchRun {
       problems: this.readProblem,
       io,
       staging: this.staging,
+      precheckPayment: paymentLooksValid,
       onRows: (file, rows) => {
         // A signal while reading: stop here; nothing is in flight yet, so there is nothing to wait for.
         if (this.stop !== undefined) {

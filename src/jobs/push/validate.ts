@@ -151,6 +151,12 @@ export function validateGroup(group: CustomerGroup): GroupResult {
     const paymentJson: string[] = [];
     const paymentTrace: CustomerTrace['loans'][number]['payments'] = [];
     for (const payment of loan.payments) {
+      if (payment.json !== undefined) {
+        // Checked when it was staged: its JSON is ready.
+        paymentJson.push(payment.json);
+        paymentTrace.push({ paymentId: payment.paymentId, origin: { src: payment.src, row: payment.row } });
+        continue;
+      }
       const problems = payment.errors.length === 0 && paymentLooksValid(payment.fields) ? [] : schemaProblems(payment, BatchPaymentSchema, payment.fields);
       if (problems.length) {
         rejected.payments++;
