@@ -19,7 +19,7 @@ export interface InputSource {
 }
 
 const GZIP_MAGIC = [0x1f, 0x8b];
-const READ_CHUNK = 256 * 1024;
+const READ_CHUNK = 64 * 1024;
 
 /**
  * Opens a file path, or `-` for standard input. Compression and encoding are detected from the
@@ -98,6 +98,19 @@ async function* unchangedWhileRead(bytes: AsyncIterable<Buffer>, opened: { full:
       { file: name },
       { hint: 'wait for the export to finish and run the command again, or pass --allow-changing-input to read it as it is' },
     );
+  }
+}
+
+/** Feeds a file's bytes to `hash` through one reused buffer (no garbage however large the file). */
+export async function hashFile(path: string, hash: { update(data: Uint8Array): unknown }): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(1 << 20);
+    for (let n = (await handle.read(buffer, 0, buffer.length)).bytesRead; n > 0; n = (await handle.read(buffer, 0, buffer.length)).bytesRead) {
+      hash.update(buffer.subarray(0, n));
+    }
+  } finally {
+    await handle.close();
   }
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import type { IO, Signal } from '../../cli/io.js';
@@ -10,7 +10,7 @@ import { stageExport, type BatchInput } from '../../ingest/lms-inputs.js';
 import { formatFromName, type InputFormat, type RowProblem } from '../../ingest/lms-rows.js';
 import { NotSortedError, streamGroups } from '../../ingest/lms-stream.js';
 import { IDENTITY_MAPPING, loadMapping, type Mapping } from '../../ingest/mapping.js';
-import { openInput } from '../../ingest/sources.js';
+import { hashFile, openInput } from '../../ingest/sources.js';
 import { Staging } from '../../ingest/staging.js';
 import { BatchResponseSchema } from '../../schema/loan-performance.js';
 import { Chunker, customersBody, type Chunk } from './chunker.js';
@@ -263,7 +263,7 @@ class BatchRun {
     for (const input of inputs) {
       const hash = createHash('sha256');
       try {
-        for await (const chunk of createReadStream(resolve(this.io.cwd, input.path), { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+        await hashFile(resolve(this.io.cwd, input.path), hash);
       } catch (err) {
         // openInput says it better (no such file, a directory…).
         await openInput(input.path, this.io);
@@ -553,6 +553,7 @@ class BatchRun {
       const sent = this.countChunk(chunk);
       this.doneCustomers += sent.customers;
       this.env.onEvent({ type: 'request', index: chunk.index, outcome: 'would-send', ...sent, skipped: 0, unconfirmed: 0, doneCustomers: this.doneCustomers, totalCustomers: this.totalCustomers, requestsDone: this.requests.total });
+      chunk.release();
       return;
     }
     const ack = this.journal!.ack(chunk.index);
@@ -574,7 +575,10 @@ class BatchRun {
     }
     const task: Promise<void> = this.send(chunk)
       .catch((err) => this.failWith(err))
-      .finally(() => this.inFlight.delete(task));
+      .finally(() => {
+        this.inFlight.delete(task);
+        chunk.release();
+      });
     this.inFlight.add(task);
   }
 
