@@ -47,7 +47,7 @@ describe('Chunker', () => {
       const body = customersBody(chunk.customers);
       expect(Buffer.byteLength(body)).toBe(chunk.bytes);
       expect(chunk.bytes).toBeLessThanOrEqual(1200);
-      expect(JSON.parse(body).customers).toHaveLength(chunk.customers.length);
+      expect(JSON.parse(body.toString('utf8')).customers).toHaveLength(chunk.customers.length);
     }
     expect(result.flatMap((c) => c.customers.map((x) => x.customerId))).toEqual(list.map((c) => c.customerId));
   });
