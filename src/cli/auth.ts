@@ -127,7 +127,7 @@ const login: Handler<LoginOptions> = async (ctx, _args, opts) => {
   await ctx.output.document({ logged_in: true, ...summary }, () =>
     [
       `Logged in to ${summary.base_url} as client ${clientId} (profile "${profileName}").`,
-      `Token valid until ${summary.token_expires_at}; ${opts.saveSecret ? 'secret saved' : 'secret not saved'} in ${store.path}.`,
+      `Token valid until ${ctx.output.time(summary.token_expires_at)}; ${opts.saveSecret ? 'secret saved' : 'secret not saved'} in ${store.path}.`,
     ].join('\n'),
   );
 };

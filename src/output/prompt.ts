@@ -18,12 +18,16 @@ export async function ask(io: IO, question: string, options: { hidden?: boolean 
   });
   const rl = createInterface({ input: io.stdin, output: echo, terminal: io.stdin.isTTY === true });
   try {
-    io.stderr.write(question);
-    muted = options.hidden === true;
+    // On a terminal readline redraws its prompt line (cursor to column 0, clear) before reading: a
+    // question written beside it would be wiped until the first key. So a visible question is
+    // readline's own prompt; a hidden one is written first, and the redraw goes to the muted echo.
+    const hidden = options.hidden === true;
+    if (hidden) io.stderr.write(question);
+    muted = hidden;
     return await new Promise<string>((resolve, reject) => {
       rl.once('SIGINT', () => reject(new InterruptedError('SIGINT')));
       rl.once('close', () => resolve(''));
-      rl.question('', (answer) => resolve(answer));
+      rl.question(hidden ? '' : question, (answer) => resolve(answer));
     });
   } finally {
     if (muted) io.stderr.write('\n');

@@ -76,6 +76,15 @@ describe('in a terminal', () => {
     expect(yes.screen).toMatch(/"removed": true[\s\S]*exit=0/);
   });
 
+  it('auth login asks "Client id:" where it can be seen before anything is typed', async () => {
+    const r = await inTerminal(`stty cols 100; unset LEADCTL_CLIENT_ID LEADCTL_CLIENT_SECRET; ${leadctl} --profile typed auth login --base-url ${quote(sandbox.baseUrl)}; echo "exit=$?"`, 'some-client\n');
+    // The line as the terminal last drew it before the answer: readline's redraw must not wipe the question.
+    const upToAnswer = r.screen.slice(0, r.screen.lastIndexOf('some-client'));
+    const lastClear = upToAnswer.lastIndexOf('\u001b[0J');
+    expect(upToAnswer.slice(Math.max(0, lastClear))).toContain('Client id: ');
+    expect(r.screen).toContain('Client secret (input hidden): ');
+  });
+
   it('auth token prints the bare token for $(…) when stdout is a pipe', async () => {
     const r = await inTerminal(`stty cols 100; t=$(${leadctl} auth token); curl -s -o /dev/null -w "status=%{http_code}" -H "Authorization: Bearer $t" ${quote(sandbox.baseUrl + '/api/v1/resources/management-systems')}`);
     expect(r.screen).toContain('status=200');

@@ -15,6 +15,20 @@ describe('ask', () => {
     expect(io.stdoutText()).toBe('');
   });
 
+  it('on a terminal, a visible question stays on the screen while the answer is typed', async () => {
+    const io = memoryIO();
+    const stdin = new PassThrough();
+    io.stdin = Object.assign(stdin, { isTTY: true, setRawMode: () => stdin });
+    const answer = ask(io, 'Client id: ');
+    await new Promise((r) => setImmediate(r));
+    stdin.write('abc\r');
+    expect(await answer).toBe('abc');
+    const screen = io.stderrText();
+    // What a terminal shows after readline's last "go to column 0 and clear": the question, then the typing.
+    const lastClear = screen.lastIndexOf('\u001b[0J');
+    expect(screen.slice(Math.max(0, lastClear))).toMatch(/^(?:\u001b\[\d*[A-Za-z])*Client id: (?:\u001b\[\d*[A-Za-z])*abc\r?\n$/);
+  });
+
   it('does not echo a hidden answer typed on a terminal', async () => {
     const io = memoryIO();
     const stdin = new PassThrough();
