@@ -181,6 +181,7 @@ function storedTokenExpiry(resolved: ResolvedCredentials): string | undefined {
 
 const status: Handler<StatusOptions> = async (ctx, _args, opts) => {
   const { AuthError, ExitCode } = await import('../errors.js');
+  const { isProductionUrl } = await import('../config/base-url.js');
   const store = await ctx.config.store();
   const resolved = await ctx.config.credentials();
   const cachedExpiry = storedTokenExpiry(resolved);
@@ -230,7 +231,7 @@ const status: Handler<StatusOptions> = async (ctx, _args, opts) => {
   const human = () => {
     const lines = [
       `Profile:       ${resolved.profile.value}${src(resolved.profile.source)}${resolved.stored ? '' : ' (not saved)'}`,
-      `Base URL:      ${resolved.baseUrl.value}${src(resolved.baseUrl.source)}`,
+      `Base URL:      ${resolved.baseUrl.value}${src(resolved.baseUrl.source)}${isProductionUrl(resolved.baseUrl.value) ? ' [production]' : ''}`,
       `Client id:     ${resolved.clientId?.value ?? '(none)'}${src(resolved.clientId?.source)}`,
       `Client secret: ${resolved.clientSecret ? 'set' : 'none'}${src(resolved.clientSecret?.source)}`,
       `Token:         ${live.ok && live.token_expires_at ? `valid until ${ctx.output.time(live.token_expires_at)}` : cachedExpiry ? cachedTokenState(cachedExpiry) : 'none cached'}`,

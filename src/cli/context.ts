@@ -1,5 +1,6 @@
 import type { ApiClient } from '../api/client.js';
 import type { CredentialFlags, ResolvedCredentials } from '../config/credentials.js';
+import { isProductionUrl } from '../config/base-url.js';
 import { configDir } from '../config/paths.js';
 import type { ProfileStore } from '../config/profiles.js';
 import { UsageError } from '../errors.js';
@@ -122,6 +123,14 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
     },
   };
 
+  let marked = false;
+  /** A person working against production sees so, once per run, before anything is sent. */
+  const markProduction = (baseUrl: string, profile: string) => {
+    if (marked || globals.output !== 'table' || globals.quiet || !isProductionUrl(baseUrl)) return;
+    marked = true;
+    log.warn(`[production] ${baseUrl} (profile "${profile}")`);
+  };
+
   const makeClient = async (flags: Pick<CredentialFlags, 'clientId' | 'clientSecret'>, quick?: { timeoutMs: number }): Promise<ApiClient> => {
     const [{ createApiClient, proxyFromEnv }, { formatMs, retryPolicyFromEnv }, { formatApiEvent }, { redact }, credentials, { listsPathMemory }, { stateDir }, { packageVersion }] = await Promise.all([
       import('../api/client.js'),
@@ -137,6 +146,7 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
     const profiles = await config.store();
     const resolved = credentials.resolveCredentials({ profile: globals.profile, baseUrl: globals.baseUrl, ...flags }, io.env, profiles.read());
     credentials.requireUsableCredentials(resolved);
+    markProduction(resolved.baseUrl.value, resolved.profile.value);
     let retry;
     try {
       retry = retryPolicyFromEnv(io.env);

@@ -15,6 +15,22 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
+ * A base URL that is neither this machine (a local sandbox) nor a host named as a sandbox
+ * (`sandbox.example.com`, `api.sandbox.example.com`): real leads and real money. Shown with a
+ * `[production]` marker in human output.
+ */
+export function isProductionUrl(baseUrl: string): boolean {
+  let host: string;
+  try {
+    host = new URL(baseUrl).hostname;
+  } catch {
+    return false;
+  }
+  if (isLoopbackHost(host)) return false;
+  return !host.toLowerCase().split('.').some((label) => label === 'sandbox' || label.startsWith('sandbox-') || label.endsWith('-sandbox'));
+}
+
+/**
  * Checks and normalises a base URL (no trailing slash). Plain http is refused except on
  * loopback, so that credentials and personal data never cross a network unencrypted.
  * `origin` names where the value came from, for the message.
