@@ -3,17 +3,61 @@ import type { LegacyResponse } from '../schema/legacy.js';
 import type { Handler, Register } from './command.js';
 import type { CommandContext } from './context.js';
 
-interface PostOptions {
+interface KeyOptions {
   apiKey?: string;
+  apiKeyFile?: string;
+  apiKeyStdin?: boolean;
+}
+
+interface PostOptions extends KeyOptions {
   stamp?: boolean;
   stampZone: string;
   validateOnly?: boolean;
 }
 
-interface AcceptOptions {
-  apiKey?: string;
+interface AcceptOptions extends KeyOptions {
   offerId: string;
 }
+
+/**
+ * The campaign api key, from one place: --api-key-file (or LEADCTL_API_KEY_FILE), --api-key-stdin,
+ * LEADCTL_API_KEY, or --api-key, which still works but is visible to every user in `ps` and is
+ * kept in shell history: a warning says so. Undefined when none is given.
+ */
+async function readApiKey(ctx: CommandContext, opts: KeyOptions, stdinTaken: boolean): Promise<string | undefined> {
+  const { UsageError } = await import('../errors.js');
+  const given = [opts.apiKey !== undefined && '--api-key', opts.apiKeyFile !== undefined && '--api-key-file', opts.apiKeyStdin && '--api-key-stdin'].filter(Boolean);
+  if (given.length > 1) throw new UsageError(`give the api key one way, not with ${given.join(' and ')}`);
+  const firstLine = (text: string) => (text.split(/\r?\n/).find((l) => l.trim() !== '') ?? '').trim();
+  if (opts.apiKey !== undefined) {
+    ctx.log.warn('Warning: an api key given with --api-key can be read by other users of this machine (ps) and stays in your shell history; use LEADCTL_API_KEY, --api-key-file FILE or --api-key-stdin');
+    return opts.apiKey;
+  }
+  if (opts.apiKeyStdin) {
+    if (stdinTaken) throw new UsageError('--api-key-stdin cannot be used when the leads come from stdin (-)', { hint: 'use LEADCTL_API_KEY or --api-key-file FILE' });
+    const { readAll } = await import('../output/prompt.js');
+    const key = firstLine(await readAll(ctx.io.stdin));
+    if (!key) throw new UsageError('--api-key-stdin was given but stdin was empty');
+    return key;
+  }
+  const file = opts.apiKeyFile ?? (ctx.io.env.LEADCTL_API_KEY_FILE || undefined);
+  if (file !== undefined) {
+    const [{ readFile }, { resolve }] = await Promise.all([import('node:fs/promises'), import('node:path')]);
+    const path = resolve(ctx.io.cwd, file);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      throw new UsageError(`cannot read the api key file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+    const key = firstLine(text);
+    if (!key) throw new UsageError(`the api key file ${path} is empty`);
+    return key;
+  }
+  return ctx.io.env.LEADCTL_API_KEY || undefined;
+}
+
+const KEY_HELP = 'The campaign api key comes from --api-key-file FILE (or LEADCTL_API_KEY_FILE), --api-key-stdin, or LEADCTL_API_KEY;\n--api-key KEY still works but shows the key to every user in `ps` and keeps it in shell history.';
 
 /** Prints one answer: text and an offers table for people, nothing yet for JSON (one document at the end). */
 async function showResult(ctx: CommandContext, response: LegacyResponse, receivedAt: Date, title?: string): Promise<void> {
@@ -42,10 +86,13 @@ const post: Handler<PostOptions> = async (ctx, args, opts) => {
     import('../errors.js'),
   ]);
   const stampZone = checkStampZone(opts.stampZone);
+  // The key first: --api-key-stdin reads stdin, which must not be the leads.
+  const apiKey = await readApiKey(ctx, opts, args[0] === '-');
+  const fromEnv = apiKey !== undefined && apiKey === (ctx.io.env.LEADCTL_API_KEY || undefined) && opts.apiKey === undefined && opts.apiKeyFile === undefined && !opts.apiKeyStdin && !ctx.io.env.LEADCTL_API_KEY_FILE;
   const input = await readLegacyInput(args[0] as string, ctx.io);
   const checked = job.checkLegacyLeads(input, {
-    apiKeyFlag: opts.apiKey,
-    apiKeyEnv: ctx.io.env.LEADCTL_API_KEY || undefined,
+    apiKeyFlag: fromEnv ? undefined : apiKey,
+    apiKeyEnv: fromEnv ? apiKey : undefined,
     stamp: opts.stamp === true,
     stampZone,
     now: ctx.io.now(),
@@ -64,7 +111,7 @@ const post: Handler<PostOptions> = async (ctx, args, opts) => {
       `${checked.problems.length} problem${checked.problems.length === 1 ? '' : 's'} in ${bad} of ${checked.leads.length} lead${checked.leads.length === 1 ? '' : 's'}; nothing was sent`,
       { file: input.source },
       {
-        hint: checked.problems.some((p) => p.path === 'api_key') ? 'give the campaign key with --api-key or LEADCTL_API_KEY, or put api_key in the file' : 'fix the fields named above and run again (--validate-only checks without sending)',
+        hint: checked.problems.some((p) => p.path === 'api_key') ? 'give the campaign key in LEADCTL_API_KEY, with --api-key-file FILE or --api-key-stdin, or put api_key in the file' : 'fix the fields named above and run again (--validate-only checks without sending)',
         details: { problems: checked.problems },
       },
     );
@@ -113,9 +160,9 @@ const acceptOffer: Handler<AcceptOptions> = async (ctx, _args, opts) => {
     import('../output/legacy-result.js'),
     import('../errors.js'),
   ]);
-  const apiKey = opts.apiKey ?? (ctx.io.env.LEADCTL_API_KEY || undefined);
+  const apiKey = await readApiKey(ctx, opts, false);
   if (apiKey === undefined) {
-    throw new errors.UsageError('legacy accept-offer needs the price_reject api key: --api-key KEY or LEADCTL_API_KEY', { hint: '`leadctl legacy post` prints it with the offers' });
+    throw new errors.UsageError('legacy accept-offer needs the price-reject campaign\'s api key: LEADCTL_API_KEY, --api-key-file FILE or --api-key-stdin', { hint: 'the key is the campaign\'s own (`leadctl legacy post` shows its last four with the offers)' });
   }
   const offerId = /^\d+$/.test(opts.offerId.trim()) ? Number(opts.offerId) : Number.NaN;
   const body = { api_key: apiKey, price_reject_offer_id: offerId };
@@ -139,7 +186,9 @@ export const register: Register = (program, bind) => {
     .command('post')
     .description('post leads from a JSON file (one lead, an array, or NDJSON; - for stdin), validated locally first')
     .argument('<file>', 'JSON or NDJSON file of leads, or - for stdin')
-    .option('--api-key <key>', 'campaign api key (else LEADCTL_API_KEY, else api_key in the file)')
+    .option('--api-key-file <file>', 'read the campaign api key from FILE (first line); else LEADCTL_API_KEY_FILE, LEADCTL_API_KEY, api_key in the leads')
+    .option('--api-key-stdin', 'read the campaign api key from stdin (first line; not with leads from -)')
+    .option('--api-key <key>', 'campaign api key (visible in ps and shell history: prefer the ways above)')
     .option('--stamp', 'fill a missing time_stamp with the current time in the contract\'s Central time format')
     .option('--stamp-zone <zone>', 'zone of --stamp: the contract\'s fixed UTC-06:00, or an IANA name such as America/Chicago', 'UTC-6')
     .option('--validate-only', 'check every lead locally and send nothing')
@@ -159,8 +208,11 @@ export const register: Register = (program, bind) => {
         '2 invalid input; 5 service unreachable. With several leads: 4 if any was rejected or refused,',
         'else 6 if any is pending, else 0.',
         '',
+        KEY_HELP,
+        '',
         'Examples:',
-        '  leadctl legacy post lead.json --api-key $CAMPAIGN_KEY --stamp',
+        '  leadctl legacy post lead.json --api-key-file ~/.campaign-key --stamp',
+        '  pass show campaign-key | leadctl legacy post lead.json --api-key-stdin',
         '  leadctl legacy post leads.ndjson --validate-only',
         '  cat lead.json | leadctl legacy post - -o json',
       ].join('\n'),
@@ -170,7 +222,9 @@ export const register: Register = (program, bind) => {
   legacy
     .command('accept-offer')
     .description('accept one price-reject offer of a pending lead')
-    .option('--api-key <key>', 'the price_reject api key printed with the offers (else LEADCTL_API_KEY)')
+    .option('--api-key-file <file>', 'read the price-reject campaign\'s api key from FILE (first line); else LEADCTL_API_KEY_FILE, LEADCTL_API_KEY')
+    .option('--api-key-stdin', 'read the api key from stdin (first line)')
+    .option('--api-key <key>', 'the api key (visible in ps and shell history: prefer the ways above)')
     .requiredOption('--offer-id <id>', 'the offer to accept')
     .addHelpText(
       'after',
@@ -182,6 +236,8 @@ export const register: Register = (program, bind) => {
         '  Accepted price reject offer.  already accepted',
         '  Invalid price reject offer.   no such offer for this api key',
         '  Price reject not enabled for this campaign.',
+        '',
+        KEY_HELP,
       ].join('\n'),
     )
     .action(bind(acceptOffer));

@@ -72,7 +72,7 @@ export function prepareLegacyLead(raw: Record<string, unknown>, options: Prepare
   const { key, source } = resolveApiKey(options.apiKeyFlag, options.apiKeyEnv, raw.api_key);
   if (key !== undefined) {
     if (source !== 'file' && typeof raw.api_key === 'string' && raw.api_key !== '' && raw.api_key !== key) {
-      notes.push(`api_key from the file replaced by the one from ${source === 'flag' ? '--api-key' : 'LEADCTL_API_KEY'}`);
+      notes.push(`api_key from the file replaced by the one from ${source === 'flag' ? '--api-key, --api-key-file or --api-key-stdin' : 'LEADCTL_API_KEY'}`);
     }
     data.api_key = key;
   }

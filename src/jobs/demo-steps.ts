@@ -110,7 +110,7 @@ export const DEMO_STEPS: DemoStep[] = [
     id: 'legacy-accepted',
     title: 'Post a lead that is accepted',
     explain:
-      'The legacy lead post: the campaign api key comes from LEADCTL_API_KEY (or --api-key), the lead\n' +
+      'The legacy lead post: the campaign api key comes from LEADCTL_API_KEY (or --api-key-file), the lead\n' +
       'is validated locally first, and the answer is Accepted with the redirect URL.',
     command: ['legacy', 'post'],
     fixtures: ['legacy/accepted.json'],

@@ -1,3 +1,4 @@
+import { maskAllButLast } from './mask.js';
 import type { LegacyResponse } from '../schema/index.js';
 import { knownPriceRejectError, outcomeOf, type LegacyOutcome } from '../jobs/legacy-post.js';
 import { offerRecords, offerRows, type OfferRecord, type OfferRow } from './offers.js';
@@ -30,7 +31,8 @@ export function legacyResultRecord(response: LegacyResponse, receivedAt: Date, l
   };
   if (errors && errors.some((e) => knownPriceRejectError(e))) record.hints = errors.map((e) => knownPriceRejectError(e)?.hint ?? null);
   if (response.price_reject) {
-    record.price_reject = { api_key: response.price_reject.api_key, offers: offerRecords(response.price_reject.offers, receivedAt) };
+    // The campaign's key is a secret: only its last four are shown, in JSON as in tables.
+    record.price_reject = { api_key: maskAllButLast(response.price_reject.api_key, 4), offers: offerRecords(response.price_reject.offers, receivedAt) };
   }
   return record;
 }
@@ -79,10 +81,10 @@ export function legacyResultText(response: LegacyResponse, options: HumanResultO
   const pr = response.price_reject;
   const offers = offerRows(pr.offers, options.receivedAt, options.now, options.zone);
   if (offers.length === 0) return { head: lines.join('\n') + '\n  No offers were made.\n', tail: '' };
-  lines.push(`  ${offers.length} offer${offers.length === 1 ? '' : 's'} (price_reject api key ${pr.api_key}):`);
+  lines.push(`  ${offers.length} offer${offers.length === 1 ? '' : 's'} (price_reject api key ${maskAllButLast(pr.api_key, 4)}):`);
   return {
     head: lines.join('\n') + '\n',
     offers,
-    tail: `  Accept one with: leadctl legacy accept-offer --api-key ${pr.api_key} --offer-id ${offers[0]!.id}\n`,
+    tail: `  Accept one with: leadctl legacy accept-offer --offer-id ${offers[0]!.id}   (the campaign's key in LEADCTL_API_KEY or --api-key-file)\n`,
   };
 }

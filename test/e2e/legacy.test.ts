@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixturePath, readFixture, requestsTo, startEnv, type Env } from './service-env.js';
 
@@ -26,7 +28,9 @@ describe('legacy post | accept-offer (built binary against the sandbox)', () => 
       const r = await env.run(['legacy', 'post', fixturePath('legacy', 'price-reject.json'), '--api-key', env.priceRejectKey, '-o', 'json']);
       expect(r.code).toBe(6);
       const [answer] = JSON.parse(r.stdout);
-      if (answer.price_reject.offers.length >= min) return { apiKey: answer.price_reject.api_key, offers: answer.price_reject.offers };
+      // The answer shows the campaign key's last four only; the key is the campaign's own.
+      expect(answer.price_reject.api_key).toBe(`${'*'.repeat(env.priceRejectKey.length - 4)}${env.priceRejectKey.slice(-4)}`);
+      if (answer.price_reject.offers.length >= min) return { apiKey: env.priceRejectKey, offers: answer.price_reject.offers };
     }
     throw new Error(`no pending answer with ${min} offers`);
   }
@@ -67,7 +71,7 @@ describe('legacy post | accept-offer (built binary against the sandbox)', () => 
     const noKey = await env.run(['legacy', 'post', fixturePath('legacy', 'accepted.json')]);
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('accepted.json: api_key: required when campaign_code is absent');
-    expect(noKey.stderr).toContain('--api-key or LEADCTL_API_KEY');
+    expect(noKey.stderr).toContain('LEADCTL_API_KEY, with --api-key-file FILE or --api-key-stdin');
     const validateOnly = await env.run(['legacy', 'post', fixturePath('legacy', 'accepted.json'), '--api-key', 'any', '--validate-only', '-o', 'table']);
     expect(validateOnly.code).toBe(0);
     expect(validateOnly.stdout).toContain('1 lead valid; nothing was sent');
@@ -75,18 +79,35 @@ describe('legacy post | accept-offer (built binary against the sandbox)', () => 
   });
 
   it('shows a pending lead with its offers (exit 6) and accepts one (exit 0)', async () => {
-    const r = await env.run(['legacy', 'post', fixturePath('legacy', 'price-reject.json'), '--api-key', env.priceRejectKey, '-o', 'table']);
+    // The key from a file: never on the command line, never printed.
+    const keyFile = join(mkdtempSync(join(tmpdir(), 'leadctl-key-')), 'campaign.key');
+    writeFileSync(keyFile, env.priceRejectKey + '\n', { mode: 0o600 });
+    const r = await env.run(['legacy', 'post', fixturePath('legacy', 'price-reject.json'), '--api-key-file', keyFile, '-o', 'table']);
     expect(r.code).toBe(6);
+    expect(r.stdout + r.stderr).not.toContain(env.priceRejectKey);
+    expect(r.stdout).toContain(`(price_reject api key ${'*'.repeat(env.priceRejectKey.length - 4)}${env.priceRejectKey.slice(-4)})`);
+    expect(r.stderr).not.toContain('--api-key can be read by other users');
     expect(r.stdout).toMatch(/^Pending: the lead awaits a price-reject offer \(lead id \d+\)/);
     expect(r.stdout).toMatch(/│ offer id │ price\s+│ expires at \(local time\) │ expires │/);
     // TZ is America/Chicago for these runs: local time carries its abbreviation; 900 s reads as 15 minutes.
     expect(r.stdout).toMatch(/│ \d+\s+│ \d+\.\d{2} │ \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} C[DS]T\s+│ in 1[45]m\s+│/);
     const offerId = /--offer-id (\d+)/.exec(r.stdout)![1];
-    expect(r.stdout).toContain(`leadctl legacy accept-offer --api-key ${env.priceRejectKey} --offer-id ${offerId}`);
+    expect(r.stdout).toContain(`leadctl legacy accept-offer --offer-id ${offerId}`);
 
-    const accepted = await env.run(['legacy', 'accept-offer', '--api-key', env.priceRejectKey, '--offer-id', offerId!, '-o', 'table']);
+    const accepted = await env.run(['legacy', 'accept-offer', '--api-key-stdin', '--offer-id', offerId!, '-o', 'table'], { input: env.priceRejectKey + '\n' });
     expect(accepted.code).toBe(0);
     expect(accepted.stdout).toMatch(/^Accepted \(lead id \d+\)\n {2}Redirect URL: http:\/\/127\.0\.0\.1/);
+  });
+
+  it('--api-key still works, with a warning that it shows in ps and history; --api-key-stdin needs stdin free', async () => {
+    const r = await env.run(['legacy', 'post', fixturePath('legacy', 'accepted.json'), '--api-key', env.directKey, '--validate-only']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/Warning: an api key given with --api-key can be read by other users of this machine \(ps\) and stays in your shell history/);
+    const clash = await env.run(['legacy', 'post', '-', '--api-key-stdin', '--validate-only'], { input: '{}' });
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toContain('--api-key-stdin cannot be used when the leads come from stdin');
+    const two = await env.run(['legacy', 'post', fixturePath('legacy', 'accepted.json'), '--api-key', 'a', '--api-key-file', 'f']);
+    expect(two.code).toBe(2);
   });
 
   it('gives scripts the offers with absolute expiries', async () => {

@@ -100,12 +100,14 @@ describe('result rendering', () => {
 
   it('shows pending offers with local expiry and time left, and how to accept one', () => {
     const text = legacyResultText(pending, { receivedAt: now, now, zone: 'America/Chicago' });
-    expect(text.head).toBe('Pending: the lead awaits a price-reject offer\n  2 offers (price_reject api key PRKEY):\n');
+    // The campaign's key is a secret: its last four only.
+    expect(text.head).toBe('Pending: the lead awaits a price-reject offer\n  2 offers (price_reject api key *RKEY):\n');
     expect(text.offers).toEqual([
       { id: 11, price: '32.00', expires_at: '2026-03-10 10:15:00 CDT', expires: 'in 15m' },
       { id: 12, price: '28.50', expires_at: '2026-03-10 10:10:00 CDT', expires: 'in 10m' },
     ]);
-    expect(text.tail).toBe('  Accept one with: leadctl legacy accept-offer --api-key PRKEY --offer-id 11\n');
+    expect(text.tail).toBe("  Accept one with: leadctl legacy accept-offer --offer-id 11   (the campaign's key in LEADCTL_API_KEY or --api-key-file)\n");
+    expect(text.head + text.tail).not.toContain('PRKEY');
   });
 
   it('quotes errors verbatim with hints, and shows the redirect of an accepted lead', () => {
@@ -119,6 +121,7 @@ describe('result rendering', () => {
 
   it('gives scripts absolute expiries and the hints', () => {
     expect(legacyResultRecord(pending, now).price_reject!.offers[0]).toEqual({ id: 11, price: 32, expires_in: 900, expires_at: '2026-03-10T15:15:00Z' });
+    expect(legacyResultRecord(pending, now).price_reject!.api_key).toBe('*RKEY');
     expect(legacyResultRecord({ status: 'ERROR', errors: ['Revoked price reject offer.'] }, now)).toMatchObject({
       outcome: 'error',
       result: null,

@@ -73,7 +73,7 @@ describe('prepareLegacyLead', () => {
     const p = prepareLegacyLead({ api_key: 'from-file' }, { apiKeyFlag: 'from-flag', stamp: false, now });
     expect(p.data.api_key).toBe('from-flag');
     expect(p.apiKeySource).toBe('flag');
-    expect(p.notes).toEqual(['api_key from the file replaced by the one from --api-key']);
+    expect(p.notes).toEqual(['api_key from the file replaced by the one from --api-key, --api-key-file or --api-key-stdin']);
     expect(prepareLegacyLead({ api_key: 'k' }, { stamp: false, now }).notes).toEqual([]);
   });
 });
