@@ -101,10 +101,18 @@ export interface ListUploadResult {
   /** The first SHOWN_PROBLEMS problems (values masked where personal). */
   problems: ListProblem[];
   problemCount: number;
+  /** Every problem grouped by its reason: how many, and the first as an example; most frequent first. */
+  reasons: ProblemReason[];
   /** The service's own message on `refused`. */
   serviceMessage?: string;
   /** The distinct valid values read (to compare or remember them). */
   values: CollectedValues;
+}
+
+export interface ProblemReason {
+  reason: string;
+  count: number;
+  example: ListProblem;
 }
 
 /** Checks done before the file is opened: a name the service accepts. */
@@ -164,14 +172,20 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
     const masks = kind === 'ssn' || kind === 'ssn4';
     const shown: ListProblem[] = [];
     let problemCount = 0;
+    // Reasons are fixed phrases (the value is beside them): a map of a few entries, however many rows.
+    let reasons = new Map<string, ProblemReason>();
     const display = (raw: string) => (masks ? maskSsn(raw) : raw);
     // Synchronous unless the rejects file asks to wait (a million bad rows must not cost a million
     // awaits); the problem is only put into words when it will be shown or written.
     const report = (row: number | undefined, raw: string, reason: string, normalisedValue?: string): Promise<void> | undefined => {
       problemCount++;
-      if (shown.length >= SHOWN_PROBLEMS && !rejects) return undefined;
+      const group = reasons.get(reason);
+      if (group) group.count++;
+      if (group && shown.length >= SHOWN_PROBLEMS && !rejects) return undefined;
       const hint = normalisedValue === undefined ? undefined : spreadsheetHint(type, normalisedValue);
       const problem: ListProblem = { ...(row === undefined ? {} : { row }), value: display(raw), reason: hint ? `${reason} (${hint})` : reason };
+      if (!group) reasons.set(reason, { reason, count: 1, example: problem });
+      if (shown.length >= SHOWN_PROBLEMS && !rejects) return undefined;
       if (shown.length < SHOWN_PROBLEMS) shown.push(problem);
       return rejects?.write(problem);
     };
@@ -261,7 +275,8 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
       if (!summary.accounting.balanced) {
         throw new LeadctlError('internal', ExitCode.UNEXPECTED, `${summary.file}: the counts do not add up (${summary.rows_read} rows read, ${accounted} accounted for): a bug in leadctl; nothing was lost on the service's side, but report it`);
       }
-      return { outcome, summary, problems: shown, problemCount, values: collected, ...extra };
+      const byCount = [...reasons.values()].sort((x, y) => y.count - x.count);
+      return { outcome, summary, problems: shown, problemCount, reasons: byCount, values: collected, ...extra };
     };
 
     if (problemCount > 0 && !options.skipInvalid) return finish('invalid');
@@ -288,6 +303,7 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
       if (refused.length === 0) refused.push({ value: '', reason: err.message });
       shown.length = 0;
       problemCount = 0;
+      reasons = new Map();
       for (const problem of refused) await report(problem.row, problem.value, problem.reason);
       summary.rejected += problemCount;
       return finish('refused', { serviceMessage: messageOf(err) });

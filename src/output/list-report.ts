@@ -3,8 +3,7 @@
  * the upload summary, and the problems of a list file (always on stderr, as a table).
  */
 import type { OutputStream } from '../cli/io.js';
-import type { ListProblem } from '../jobs/list-rejects.js';
-import type { ListUploadResult, ListUploadSummary } from '../jobs/list-upload.js';
+import type { ListUploadResult, ListUploadSummary, ProblemReason } from '../jobs/list-upload.js';
 import type { ListFileFormat } from '../ingest/list-reader.js';
 import type { List } from '../schema/lists.js';
 import { Output, type Column } from './render.js';
@@ -59,22 +58,28 @@ export const SUMMARY_COLUMNS: Column<ListUploadSummary>[] = [
   { key: 'elapsed_seconds', header: 'Elapsed', format: (v) => `${Number(v).toFixed(2)} s` },
 ];
 
-const PROBLEM_COLUMNS: Column<ListProblem>[] = [
-  { key: 'row', align: 'right', format: (v) => (v === undefined || v === null ? '-' : String(v)) },
-  { key: 'value' },
+const REASON_COLUMNS: Column<ProblemReason>[] = [
+  { key: 'count', header: 'rows', align: 'right', format: (v) => Number(v).toLocaleString('en-US') },
   { key: 'reason' },
+  {
+    key: 'example',
+    header: 'first (row: value)',
+    format: (_v, r) => `${r.example.row === undefined ? '-' : r.example.row}: ${r.example.value === '' ? '(empty)' : r.example.value}${r.example.reason !== r.reason ? ` (${r.example.reason.slice(r.reason.length).replace(/^ \(|\)$/g, '')})` : ''}`,
+  },
 ];
 
-/** The first problems as a table on stderr, then how many more there are and where they are. */
+/**
+ * The problems on stderr grouped by reason, most frequent first: how many rows, the reason, and
+ * the first row as an example; then where every problem is (the rejects file) or how to get them.
+ */
 export async function printProblems(stderr: OutputStream, result: ListUploadResult, title: string): Promise<void> {
   const out = new Output(stderr, { format: 'table', color: false });
   await out.write(`${title}\n`);
-  await out.list(result.problems, PROBLEM_COLUMNS);
-  const more = result.problemCount - result.problems.length;
+  await out.list(result.reasons, REASON_COLUMNS);
   const where = result.summary.rejects_file
-    ? `every problem is in ${result.summary.rejects_file}`
-    : 'use --rejects FILE to write every problem to a CSV file';
-  await out.write(more > 0 ? `... and ${more.toLocaleString('en-US')} more (${result.problemCount.toLocaleString('en-US')} in all); ${where}\n` : result.summary.rejects_file ? `${where}\n` : '');
+    ? `every problem, row by row, is in ${result.summary.rejects_file}`
+    : 'use --rejects FILE to write every problem, row by row, to a CSV file';
+  await out.write(`${where}\n`);
 }
 
 const FORMAT_WORDS: Record<ListFileFormat, string> = { lines: 'one value per line', csv: 'CSV', json: 'a JSON array' };

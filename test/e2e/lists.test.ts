@@ -32,8 +32,11 @@ describe('lists create: the invalid-row policy', () => {
     const r = await run(['lists', 'create', '--name', 'Messy', '--type', 'ssn', 'ssn-messy.csv']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('ssn-messy.csv: 8 invalid rows:');
-    expect(r.stderr).toMatch(/│\s+11 │ \*\*\*-\*\*-3456 │ SSN area number 000 is never issued/);
-    expect(r.stderr).toMatch(/│\s+18 │ \*\*\*-\*\*-FGHI │/);
+    // Grouped by reason, most frequent first, with the first row of each as an example.
+    expect(r.stderr).toMatch(/│ rows │ reason\s+│ first \(row: value\)\s+│/);
+    expect(r.stderr).toMatch(/│\s+3 │ SSN must be exactly 9 digits with │ 16: /);
+    expect(r.stderr).toMatch(/│\s+1 │ SSN area number 000 is never\s+│ 11: \*\*\*-\*\*-3456\s+│/);
+    expect(r.stderr).toContain('use --rejects FILE to write every problem, row by row, to a CSV file');
     expect(r.stderr).toContain('Error: ssn-messy.csv: 8 invalid rows; nothing was uploaded');
     expect(r.stderr).toContain('--skip-invalid');
     expect(r.stderr).not.toMatch(PLAIN_SSN);
@@ -45,12 +48,14 @@ describe('lists create: the invalid-row policy', () => {
     expect(after.lists).toBe(before.lists);
   });
 
-  it('shows only the first twenty problems and says how many more', async () => {
-    const lines = ['SSN', ...Array.from({ length: 25 }, (_, i) => `000-00-${String(1000 + i)}`), '123-45-6789'];
+  it('counts the problems of one reason together instead of listing them one by one', async () => {
+    const lines = ['SSN', ...Array.from({ length: 25 }, (_, i) => `000-00-${String(1000 + i)}`), '123-45-6789', '12345'];
     const r = await run(['-o', 'table', 'lists', 'create', '--name', 'Many', '--type', 'ssn', '-'], lines.join('\n'));
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('... and 5 more (25 in all); use --rejects FILE to write every problem to a CSV file');
-    expect(r.stderr.match(/SSN area number 000/g)).toHaveLength(20);
+    expect(r.stderr).toMatch(/│\s+25 │ SSN area number 000 is never(?: issued)?\s+│ 2: \*\*\*-\*\*-1000\s+│/);
+    expect(r.stderr).toMatch(/│\s+1 │ SSN must be exactly 9 digits/);
+    expect(r.stderr.match(/SSN area number 000/g)).toHaveLength(1);
+    expect(r.stderr).toContain('26 invalid rows');
   });
 
   it('uploads the valid rows with --skip-invalid (exit 4) and writes every problem to --rejects', async () => {

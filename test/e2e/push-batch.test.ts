@@ -100,6 +100,10 @@ describe('customers batch against the sandbox', () => {
           expect(rows).toEqual(expectedBroken.separate.map(([f, r]) => `${f}:${r}`).sort());
         }
         for (const line of lines) expect(line.reason).not.toBe('');
+        // The summary groups them by reason: the counts add up to the rejects file, one example each.
+        expect(summary.reasons.reduce((n: number, r: { count: number }) => n + r.count, 0)).toBe(lines.length);
+        expect(summary.reasons[0]).toMatchObject({ reason: 'not sent: loan … was rejected', count: 3 });
+        expect(summary.reasons[0].example).toMatchObject({ row: expect.any(Number), loan_id: expect.any(String), reason: expect.stringMatching(/^not sent: loan LN-\d+ was rejected$/) });
       } finally {
         await sandbox.stop();
       }

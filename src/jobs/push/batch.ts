@@ -700,6 +700,7 @@ class BatchRun {
       rows_per_second: elapsed > 0 ? Math.round(this.rowsRead / elapsed) : 0,
       rejects_file: this.rejects.created ? this.rejects.path : null,
       rejects: this.rejects.count,
+      reasons: this.rejects.reasons(),
       journal: this.journal?.path ?? null,
       exit_code: exitCode,
       ...(request.delta ? { delta: { mode: request.delta, max_age_days: request.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS, record: this.delta?.record.path ?? null } } : {}),

@@ -11,10 +11,34 @@ import type { Reject } from './validate.js';
 export const REJECT_COLUMNS = ['source_file', 'row', 'customer_id', 'loan_id', 'payment_id', 'field', 'reason'] as const;
 
 const FLUSH_AT = 256;
+/** Reasons told apart in a summary; the rest are counted together. */
+const MAX_REASONS = 50;
+
+/** One kind of reject: how many records, and the first one as an example (as in the rejects file). */
+export interface RejectReason {
+  /** The reason with its particular values left out, e.g. `payment_at: … is not a real date and time (column …)`. */
+  reason: string;
+  count: number;
+  example: { source_file: string; row: number; customer_id: string | null; loan_id: string | null; payment_id: string | null; field: string | null; reason: string };
+}
+
+/**
+ * The kind of a reject: its field and reason without the values particular to the record (quoted
+ * text, ids and numbers), so that "$12.345" and "$0.001" with a fraction of a cent count together.
+ */
+export function reasonKind(field: string | undefined, reason: string): string {
+  const general = reason
+    .replace(/"(?:[^"]|"")*"/g, '…')
+    .replace(/[^\s;:()]*\d[^\s;:()]*/g, '…');
+  return field && !general.startsWith(`${field}:`) && !general.startsWith(`${field} `) ? `${field}: ${general}` : general;
+}
+
 
 export class RejectsWriter {
   private readonly file: CsvFile;
   private pending: string[][] = [];
+  private readonly kinds = new Map<string, RejectReason>();
+  private other = 0;
 
   /**
    * `explicit`: the user named the file, so it is created now (with just the header if nothing is
@@ -54,7 +78,25 @@ export class RejectsWriter {
       reason = `${reason}: superseded by the later record at ${where} (the last one wins)`;
     }
     this.pending.push([source, String(reject.row), reject.customerId ?? '', reject.loanId ?? '', reject.paymentId ?? '', reject.field ?? '', reason]);
+    const kind = reasonKind(reject.field, reason);
+    const known = this.kinds.get(kind);
+    if (known) known.count++;
+    else if (this.kinds.size >= MAX_REASONS) this.other++;
+    else {
+      this.kinds.set(kind, {
+        reason: kind,
+        count: 1,
+        example: { source_file: source, row: reject.row, customer_id: reject.customerId || null, loan_id: reject.loanId || null, payment_id: reject.paymentId || null, field: reject.field || null, reason },
+      });
+    }
     if (this.pending.length >= FLUSH_AT) this.flush();
+  }
+
+  /** The rejects so far grouped by kind, most frequent first (beyond MAX_REASONS kinds, one "other reasons" group). */
+  reasons(): RejectReason[] {
+    const list = [...this.kinds.values()].sort((a, b) => b.count - a.count);
+    if (this.other > 0) list.push({ reason: 'other reasons', count: this.other, example: list[list.length - 1]!.example });
+    return list;
   }
 
   flush(): void {

@@ -212,6 +212,7 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
       rows_per_second: elapsed > 0 ? Math.round(rowsRead / elapsed) : 0,
       rejects_file: rejects.created ? rejects.path : null,
       rejects: rejects.count,
+      reasons: rejects.reasons(),
       journal: null,
       exit_code: exitCode,
       ...(error ? { error } : {}),

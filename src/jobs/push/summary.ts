@@ -1,3 +1,5 @@
+import { basename } from 'node:path';
+import type { RejectReason } from './rejects.js';
 import type { Signal } from '../../cli/io.js';
 import { ExitCode, type LeadctlError } from '../../errors.js';
 import type { LevelCounts } from './validate.js';
@@ -48,6 +50,8 @@ export interface PushSummary {
   rows_per_second: number;
   rejects_file: string | null;
   rejects: number;
+  /** The rejects of this run grouped by kind, most frequent first, each with its first record. */
+  reasons?: RejectReason[];
   journal: string | null;
   exit_code: number;
   error?: { code: string; message: string; hint?: string };
@@ -179,6 +183,28 @@ export function statusWords(s: Pick<PushSummary, 'status' | 'journal' | 'validat
   return (s.journal === null && !s.validate_only ? STATUS_WORDS_NO_JOURNAL[s.status] : undefined) ?? STATUS_WORDS[s.status];
 }
 
+/** Reasons shown in a summary; the rest are counted in one line (the rejects file has them all). */
+const SHOWN_REASONS = 10;
+
+/** "rejected, by reason": count, the kind of reason, and the first record as an example. */
+export function renderReasons(reasons: readonly RejectReason[]): string[] {
+  const shown = reasons.slice(0, SHOWN_REASONS);
+  const width = Math.max(...shown.map((r) => r.count.toLocaleString('en-US').length));
+  const out = ['rejected, by reason (first of each):'];
+  for (const r of shown) {
+    const e = r.example;
+    const ids = [e.customer_id && `customer ${e.customer_id}`, e.loan_id && `loan ${e.loan_id}`, e.payment_id && `payment ${e.payment_id}`].filter(Boolean).join(', ');
+    out.push(`  ${r.count.toLocaleString('en-US').padStart(width)}  ${r.reason}`);
+    out.push(`  ${''.padStart(width)}    e.g. ${e.source_file ? `${basename(e.source_file)} ` : ''}row ${e.row}${ids ? ` (${ids})` : ''}: ${e.reason}`);
+  }
+  const rest = reasons.slice(SHOWN_REASONS);
+  if (rest.length) {
+    const count = rest.reduce((n, r) => n + r.count, 0);
+    out.push(`  ${count.toLocaleString('en-US').padStart(width)}  more, for ${rest.length} other reason${rest.length === 1 ? '' : 's'} (in the rejects file)`);
+  }
+  return out;
+}
+
 /** A plain table for people (stdout), then the totals and where the files are. */
 export function renderSummary(s: PushSummary): string {
   const levels: [string, LevelSummary][] = [
@@ -214,7 +240,11 @@ export function renderSummary(s: PushSummary): string {
   out.push(`retries        ${s.retries.toLocaleString('en-US')}`);
   out.push(`elapsed        ${s.elapsed_seconds.toFixed(1)} s (${s.rows_per_second.toLocaleString('en-US')} rows/s)`);
   if (s.delta) out.push(`delta          ${s.delta.mode === 'full' ? 'everything sent; the record of what was sent is refreshed' : `only what changed since the last acknowledged send, or was last sent over ${s.delta.max_age_days} day${s.delta.max_age_days === 1 ? '' : 's'} ago`}`);
-  if (s.rejects_file) out.push(`rejects file   ${s.rejects_file} (${s.rejects.toLocaleString('en-US')} line${s.rejects === 1 ? '' : 's'})`);
+  if (s.reasons?.length) {
+    out.push(...renderReasons(s.reasons));
+    out.push('');
+  }
+  if (s.rejects_file) out.push(`rejects file   ${s.rejects_file} (${s.rejects.toLocaleString('en-US')} line${s.rejects === 1 ? '' : 's'}${s.reasons?.length ? ': every record, row by row' : ''})`);
   if (s.journal && s.status !== 'completed' && s.status !== 'completed_with_rejects') out.push(`journal        ${s.journal}`);
   if (s.error) out.push(`error          ${s.error.message}`);
   for (const note of s.notes ?? []) out.push(`note           ${note}`);
