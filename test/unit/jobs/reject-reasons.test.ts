@@ -19,8 +19,8 @@ describe('rejects grouped by reason', () => {
 
   it('counts every reject under its kind, most frequent first, with the first record as the example', () => {
     const w = new RejectsWriter(join(dir, 'r.csv'), dir, ['export.csv'], false);
-    for (const row of [4, 9, 12]) w.add({ src: 0, row, level: 'payments', customerId: 'C1', loanId: `LN-${row}`, paymentId: `P${row}`, reason: `not sent: loan LN-${row} was rejected` });
-    w.add({ src: 0, row: 2, level: 'loans', customerId: 'C2', loanId: 'LN-2', field: 'loan_amount', reason: '"abc" is not an amount in dollars (like $1,234.56) (column "Principal")' });
+    for (const row of [4, 9, 12]) w.add({ src: 0, row, level: 'payment', customerId: 'C1', loanId: `LN-${row}`, paymentId: `P${row}`, reason: `not sent: loan LN-${row} was rejected` });
+    w.add({ src: 0, row: 2, level: 'loan', customerId: 'C2', loanId: 'LN-2', field: 'loan_amount', reason: '"abc" is not an amount in dollars (like $1,234.56) (column "Principal")' });
     const reasons = w.reasons();
     expect(reasons.map((r) => [r.count, r.reason])).toEqual([
       [3, 'not sent: loan … was rejected'],
