@@ -74,13 +74,17 @@ async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import(
   const settings = { concurrency, retries };
   const started = ctx.io.now().getTime();
   let done = 0;
-  // Rows that were not checked are named on stderr (file and row), not only in the results.
-  const unchecked: import('../jobs/dry-run-bulk.js').DryRunRowResult[] = [];
+  // Rows that were not checked are told on stderr too, grouped by kind of reason with the first row of each.
+  const { reasonKind } = await import('../jobs/push/rejects.js');
+  const unchecked = new Map<string, { count: number; first: import('../jobs/dry-run-bulk.js').DryRunRowResult }>();
   let uncheckedCount = 0;
   const onRow = (row: import('../jobs/dry-run-bulk.js').DryRunRowResult) => {
     if (row.status === 'invalid' || row.status === 'error') {
       uncheckedCount++;
-      if (unchecked.length < SHOWN_PROBLEMS) unchecked.push(row);
+      const kind = reasonKind(undefined, row.reason);
+      const group = unchecked.get(kind);
+      if (group) group.count++;
+      else if (unchecked.size < SHOWN_PROBLEMS) unchecked.set(kind, { count: 1, first: row });
     }
     progress.update(`Checked ${count(++done, 'row')} of ${file.name}`);
   };
@@ -115,8 +119,17 @@ async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import(
     await writer.end();
   }
   progress.stop();
-  for (const row of unchecked) ctx.log.warn(`${formatLocation({ file: file.name, row: row.row })}${row.reason}`);
-  if (uncheckedCount > unchecked.length) ctx.log.warn(`... and ${uncheckedCount - unchecked.length} more rows not checked (each has its reason in the results)`);
+  if (uncheckedCount > 0) {
+    const groups = [...unchecked.entries()].sort((x, y) => y[1].count - x[1].count);
+    const width = Math.max(...groups.map(([, g]) => String(g.count).length));
+    ctx.log.warn(`${count(uncheckedCount, 'row')} not checked, by reason (first of each; every row has its reason in the results):`);
+    for (const [kind, g] of groups) {
+      ctx.log.warn(`  ${String(g.count).padStart(width)}  ${kind}`);
+      ctx.log.warn(`  ${''.padStart(width)}    e.g. ${formatLocation({ file: file.name, row: g.first.row })}${g.first.reason}`);
+    }
+    const grouped = groups.reduce((n, [, g]) => n + g.count, 0);
+    if (uncheckedCount > grouped) ctx.log.warn(`  ${uncheckedCount - grouped} more, for other reasons`);
+  }
   const elapsed = (ctx.io.now().getTime() - started) / 1000;
   const document = { file: file.name, out: opts.out ?? null, ...summary, elapsed_seconds: Math.round(elapsed * 10) / 10 };
   const text = [

@@ -88,6 +88,17 @@ describe('dry-run (built binary against the sandbox)', () => {
     expect(r.stderr.match(/applicants\.csv, row \d+: invalid/g)).toHaveLength(4);
   });
 
+  it('groups the rows not checked by reason, with counts and the first row of each', async () => {
+    const lines = ['ssn,email', ...Array.from({ length: 30 }, () => '12-34,'), ...Array.from({ length: 3 }, (_, i) => `,bad${i}`), '345-67-8901,'];
+    const r = await env.run(['dry-run', '--file', '-', '--out', 'grouped.csv', '-o', 'table'], { input: lines.join('\n') + '\n' });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('33 rows not checked, by reason (first of each; every row has its reason in the results):');
+    expect(r.stderr).toMatch(/^ {2}30 {2}invalid: ssn: must be … digits/m);
+    expect(r.stderr).toMatch(/e\.g\. stdin, row 2: invalid: ssn: must be 9 digits/);
+    expect(r.stderr).toMatch(/^ {3}3 {2}invalid: email: /m);
+    expect(r.stderr.match(/e\.g\./g)).toHaveLength(2);
+  });
+
   it('refuses --out naming the input file, which would be replaced', async () => {
     const input = readFileSync(fixturePath('dry-run', 'applicants.csv'), 'utf8');
     writeFileSync(join(env.dir, 'mine.csv'), input);
