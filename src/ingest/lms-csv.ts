@@ -127,7 +127,12 @@ export interface StageCsvOptions {
    * that reading it back needs no parsing and no second check.
    */
   precheckPayment?: (fields: Record<string, unknown>) => boolean;
+  /** Loans remembered to recognise their repeated rows (default RECENT_LOANS; tests make it small). */
+  recentLoans?: number;
 }
+
+/** Loans remembered to recognise their repeated rows in a file that is not sorted (a few MB). */
+const RECENT_LOANS = 20_000;
 
 export async function stageCsv(input: InputSource, role: CsvRole, options: StageCsvOptions): Promise<number> {
   const { staging, mapping, problems } = options;
@@ -138,17 +143,49 @@ export async function stageCsv(input: InputSource, role: CsvRole, options: Stage
   let held: { customerId: string; loanId: string; cells: string[]; row: number } | undefined;
   let count = 0;
 
-  const stageLoan = (customerId: string, loanId: string, cells: string[], row: number, repeat: boolean) => {
+  const stageLoan = (customerId: string, loanId: string, cells: string[], row: number, repeat: boolean): number => {
     const { fields, errors } = readLoan(plan, cells);
-    staging.putLoan(customerId, loanId, { src, row }, JSON.stringify(fields), errors.length ? JSON.stringify(errors) : null, repeat);
+    return staging.putLoan(customerId, loanId, { src, row }, JSON.stringify(fields), errors.length ? JSON.stringify(errors) : null, repeat);
+  };
+  // In a file with a row per payment, a loan's columns repeat on each of its rows. Sorted, a loan's
+  // rows come together and it is staged once, from the last of them. In any other order, a row
+  // whose loan columns are those of a copy staged a little earlier (still in this bounded cache)
+  // is staged as a reference to that copy, once, for the last such row: the same result as staging
+  // each row in full (the last one wins), without converting, storing and sorting them all.
+  const recent = new Map<string, { customerId: string; loanId: string; cells: string; rowid: number; lastRow?: number }>();
+  let loanColumns: number[] = [];
+  const settle = (entry: { customerId: string; loanId: string; rowid: number; lastRow?: number }) => {
+    if (entry.lastRow !== undefined) staging.putLoanRepeat(entry.customerId, entry.loanId, { src, row: entry.lastRow }, entry.rowid);
   };
   const flushHeld = () => {
-    if (held) stageLoan(held.customerId, held.loanId, held.cells, held.row, true);
+    if (!held) return;
+    const { customerId, loanId, cells, row } = held;
     held = undefined;
+    const key = `${customerId}\u0000${loanId}`;
+    // join makes a flat copy: the cache holds no slice of the file's text.
+    const print = loanColumns.map((i) => cells[i] ?? '').join('\u0000');
+    const known = recent.get(key);
+    if (known !== undefined) {
+      recent.delete(key);
+      if (known.cells === print) {
+        known.lastRow = row;
+        recent.set(key, known);
+        return;
+      }
+      settle(known);
+    }
+    const rowid = stageLoan(customerId, loanId, cells, row, true);
+    recent.set(key, { customerId, loanId, cells: print, rowid });
+    if (recent.size > (options.recentLoans ?? RECENT_LOANS)) {
+      const oldest = recent.keys().next().value!;
+      settle(recent.get(oldest)!);
+      recent.delete(oldest);
+    }
   };
 
   const header = (cells: string[]) => {
     plan = planCsv(input.name, role, mapping, cells);
+    if (plan.loanReader) loanColumns = [...plan.loanReader.fields].map((f) => plan.loanReader!.columnIndex(f)).filter((i) => i >= 0);
   };
 
   const row = (cells: string[], rowNumber: number) => {
@@ -177,6 +214,7 @@ export async function stageCsv(input: InputSource, role: CsvRole, options: Stage
 
   const rows = await readCsv(input, csvDelimiter(mapping), { header, row }, options.hash);
   flushHeld();
+  for (const entry of recent.values()) settle(entry);
   return rows;
 }
 

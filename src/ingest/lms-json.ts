@@ -30,6 +30,8 @@ const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null &
 export class ObjectConverter {
   private readonly readers = new Map<string, LevelReader>();
   private readonly known: Record<Level, Set<string>>;
+  /** The last key list seen at each level, and what it gave: the objects of an export mostly share their keys. */
+  private readonly last: Partial<Record<Level, { raw: string[]; keys: string[]; reader: LevelReader }>> = {};
 
   constructor(
     private readonly mapping: Mapping,
@@ -44,14 +46,24 @@ export class ObjectConverter {
   }
 
   convert(level: Level, object: Obj, extraKnown: readonly string[] = []): { fields: Obj; errors: FieldError[] } {
-    const skip = new Set([...(this.structural[level] ?? []), ...extraKnown]);
-    const keys = Object.keys(object).filter((k) => !skip.has(k));
-    const signature = `${level}\u0000${keys.join('\u0000')}`;
-    let reader = this.readers.get(signature);
-    if (!reader) {
-      reader = compileLevel(this.mapping, level, keys, { strictColumns: false }).reader;
-      if (this.readers.size > 1000) this.readers.clear();
-      this.readers.set(signature, reader);
+    const raw = Object.keys(object);
+    const previous = extraKnown.length === 0 ? this.last[level] : undefined;
+    let keys: string[];
+    let reader: LevelReader | undefined;
+    if (previous !== undefined && sameKeys(previous.raw, raw)) {
+      keys = previous.keys;
+      reader = previous.reader;
+    } else {
+      const skip = new Set([...(this.structural[level] ?? []), ...extraKnown]);
+      keys = raw.filter((k) => !skip.has(k));
+      const signature = `${level}\u0000${keys.join('\u0000')}`;
+      reader = this.readers.get(signature);
+      if (!reader) {
+        reader = compileLevel(this.mapping, level, keys, { strictColumns: false }).reader;
+        if (this.readers.size > 1000) this.readers.clear();
+        this.readers.set(signature, reader);
+      }
+      if (extraKnown.length === 0) this.last[level] = { raw, keys, reader };
     }
     const cells: string[] = [];
     const errors: FieldError[] = [];
@@ -72,6 +84,12 @@ export class ObjectConverter {
     reader.read(cells, fields, errors);
     return { fields, errors };
   }
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 export interface StageJsonOptions {

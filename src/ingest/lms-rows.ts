@@ -98,15 +98,18 @@ export async function readJsonValues(
       }
       onValue(value, line);
     };
+    const takeLine = (text: string, start: number, end: number) => take(text.slice(start, end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end));
     for await (const chunk of hashed(input.stream, hash)) {
-      buffered += chunk;
+      const text = buffered === '' ? chunk : buffered + chunk;
+      let start = 0;
       let newline: number;
-      while ((newline = buffered.indexOf('\n')) >= 0) {
-        take(buffered.slice(0, newline).replace(/\r$/, ''));
-        buffered = buffered.slice(newline + 1);
+      while ((newline = text.indexOf('\n', start)) >= 0) {
+        takeLine(text, start, newline);
+        start = newline + 1;
       }
+      buffered = text.slice(start);
     }
-    if (buffered !== '') take(buffered.replace(/\r$/, ''));
+    if (buffered !== '') takeLine(buffered, 0, buffered.length);
     return count;
   }
   let text = '';

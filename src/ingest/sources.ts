@@ -19,7 +19,7 @@ export interface InputSource {
 }
 
 const GZIP_MAGIC = [0x1f, 0x8b];
-const READ_CHUNK = 64 * 1024;
+const READ_CHUNK = 256 * 1024;
 
 /**
  * Opens a file path, or `-` for standard input. Compression and encoding are detected from the
@@ -130,12 +130,18 @@ async function peekable(raw: Readable): Promise<{ head: Buffer; all(): AsyncGene
   return {
     head,
     async *all() {
-      if (head.length) yield head;
-      if (first.done) return;
-      while (true) {
-        const next = await iterator.next();
-        if (next.done) return;
-        yield toBuffer(next.value);
+      let ended = first.done === true;
+      try {
+        if (head.length) yield head;
+        while (!ended) {
+          const next = await iterator.next();
+          if (next.done) ended = true;
+          else yield toBuffer(next.value);
+        }
+      } finally {
+        // A reader that stops early (an unsorted file handed over to staging) closes the file now,
+        // not when the garbage collector gets to its handle.
+        if (!ended) await iterator.return?.();
       }
     },
   };
@@ -155,28 +161,37 @@ async function* decodeText(bytes: AsyncIterable<Buffer>, name: string, chosen?: 
   let encoding: string = chosen ?? 'utf-8';
   const place = new BytePlace();
   const iterator = bytes[Symbol.asyncIterator]();
-  while (true) {
-    let next: IteratorResult<Buffer>;
-    try {
-      next = await iterator.next();
-    } catch (err) {
-      throw unreadable(name, err);
+  let ended = false;
+  try {
+    while (true) {
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await iterator.next();
+      } catch (err) {
+        throw unreadable(name, err);
+      }
+      if (next.done) {
+        ended = true;
+        break;
+      }
+      const chunk = next.value;
+      if (!decoder) {
+        if (chosen === undefined || chosen === 'utf-8') encoding = detectEncoding(chunk);
+        // latin1 is decoded as windows-1252, its superset, as every browser and spreadsheet does.
+        decoder = new TextDecoder(encoding === 'latin1' ? 'windows-1252' : encoding, { fatal: true, ignoreBOM: false });
+      }
+      let text: string;
+      try {
+        text = decoder.decode(chunk, { stream: true });
+      } catch (err) {
+        throw notText(name, encoding, place.findBad(chunk, false), err);
+      }
+      place.advance(chunk);
+      if (text.length) yield text;
     }
-    if (next.done) break;
-    const chunk = next.value;
-    if (!decoder) {
-      if (chosen === undefined || chosen === 'utf-8') encoding = detectEncoding(chunk);
-      // latin1 is decoded as windows-1252, its superset, as every browser and spreadsheet does.
-      decoder = new TextDecoder(encoding === 'latin1' ? 'windows-1252' : encoding, { fatal: true, ignoreBOM: false });
-    }
-    let text: string;
-    try {
-      text = decoder.decode(chunk, { stream: true });
-    } catch (err) {
-      throw notText(name, encoding, place.findBad(chunk, false), err);
-    }
-    place.advance(chunk);
-    if (text.length) yield text;
+  } finally {
+    // Stopped early: close the source now (see peekable).
+    if (!ended) await iterator.return?.();
   }
   if (decoder) {
     let tail: string;

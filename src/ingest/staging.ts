@@ -116,8 +116,22 @@ export class Staging {
    * A loan row. `repeat` marks a loan repeated by design (the loan columns of a one-row-per-payment
    * file): its repetitions are not duplicates.
    */
-  putLoan(customerId: string, loanId: string, origin: Origin, data: string | null, errors: string | null, repeat: boolean): void {
+  putLoan(customerId: string, loanId: string, origin: Origin, data: string | null, errors: string | null, repeat: boolean): number {
     this.buffers.loans.push(customerId, loanId, meta(origin), repeat ? 1 : 0, data, errors);
+    this.counts.loans++;
+    // Rows are only ever appended, so the table gives the nth loan row the rowid n.
+    const rowid = this.counts.loans;
+    if (this.buffers.loans.length >= FLUSH_ROWS * this.width.loans) this.flush('loans');
+    return rowid;
+  }
+
+  /**
+   * A later row repeats the loan row staged as `rowid` cell for cell (the loan columns of a file
+   * with a row per payment): staged as a reference to it, read back as that row's content with this
+   * row's origin, exactly as if the row had been staged in full (and, being later, won).
+   */
+  putLoanRepeat(customerId: string, loanId: string, origin: Origin, rowid: number): void {
+    this.buffers.loans.push(customerId, loanId, meta(origin), -rowid, null, null);
     this.counts.loans++;
     if (this.buffers.loans.length >= FLUSH_ROWS * this.width.loans) this.flush('loans');
   }
@@ -197,11 +211,24 @@ export class Staging {
           let staged: StagedLoan | undefined;
           let stagedRepeats = false;
           const superseded: StagedRow[] = [];
+          // Repeated rows staged in full, by rowid, for the references to them (see putLoanRepeat).
+          let copies: Map<number, { data: string | null; errors: string | null }> | undefined;
           while (!loan.done && loan.value[0] === customerId && loan.value[1] === loanId) {
             const v = loan.value;
+            const repeat = v[3] as number;
+            let data = v[4] as string | null;
+            let errors = v[5] as string | null;
+            if (repeat < 0) {
+              const copy = copies?.get(-repeat);
+              if (copy === undefined) throw new Error(`staging: loan row ${-repeat} referenced by row ${v[6]} is missing`);
+              data = copy.data;
+              errors = copy.errors;
+            } else if (repeat === 1) {
+              (copies ??= new Map()).set(v[6] as number, { data, errors });
+            }
             if (staged && !stagedRepeats) superseded.push(stripLoan(staged));
-            staged = { loanId, ...origin(v[2] as number), seq: v[6] as number, data: v[4] as string | null, errors: v[5] as string | null, superseded: [], payments: [] };
-            stagedRepeats = v[3] === 1;
+            staged = { loanId, ...origin(v[2] as number), seq: v[6] as number, data, errors, superseded: [], payments: [] };
+            stagedRepeats = repeat !== 0;
             loan = loans.next();
           }
           const paymentsOfLoan: StagedPayment[] = [];
