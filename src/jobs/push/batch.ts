@@ -8,9 +8,9 @@ import { AuthError, ExitCode, InputError, LeadctlError, PayloadTooLargeError, Us
 import type { CustomerGroup } from '../../ingest/lms-groups.js';
 import { stageExport, type BatchInput } from '../../ingest/lms-inputs.js';
 import { formatFromName, type InputFormat, type RowProblem } from '../../ingest/lms-rows.js';
-import { NotSortedError, streamGroups } from '../../ingest/lms-stream.js';
+import { NotSortedError, streamGroups, streamTwoFiles } from '../../ingest/lms-stream.js';
 import { IDENTITY_MAPPING, loadMapping, type Mapping } from '../../ingest/mapping.js';
-import { hashFile, openInput } from '../../ingest/sources.js';
+import { hashFile, openInput, type InputSource } from '../../ingest/sources.js';
 import { Staging } from '../../ingest/staging.js';
 import { BatchResponseSchema } from '../../schema/loan-performance.js';
 import { Chunker, customersBody, type Chunk } from './chunker.js';
@@ -166,7 +166,7 @@ class BatchRun {
 
       const streamable = this.streamableInput();
       // The journal key needs a hash of the whole file; a check-only run opens no journal, so it skips that extra read.
-      let digest = streamable && !request.validateOnly ? await this.fileDigest([streamable]) : undefined;
+      let digest = streamable && !request.validateOnly ? await this.fileDigest(streamable) : undefined;
       let mode: Mode = streamable ? 'streamed' : 'staged';
       if (digest !== undefined && !request.validateOnly) {
         const previous = this.openJournal(dir, digest, mode);
@@ -179,7 +179,10 @@ class BatchRun {
         } catch (err) {
           if (!(err instanceof NotSortedError)) throw err;
           await this.drain();
-          this.notes.push(`${streamable!.path} is not sorted by customer (${err.message}); it was staged instead${this.requests.sent ? `, and the ${this.requests.sent} request(s) already sent were sent again (upserts are safe to repeat)` : ''}`);
+          // Two files are tried side by side on the chance that both are sorted: only a resend is worth a note.
+          if (streamable!.length === 1 || this.requests.sent) {
+            this.notes.push(`${err.file ?? streamable![0]!.path} is not sorted by customer (${err.message}); it was staged instead${this.requests.sent ? `, and the ${this.requests.sent} request(s) already sent were sent again (upserts are safe to repeat)` : ''}`);
+          }
           this.resetForStaging();
           mode = 'staged';
           if (!request.validateOnly) this.openJournal(dir, digest!, mode, true);
@@ -250,11 +253,16 @@ class BatchRun {
     this.delta.begin(createHash('sha256').update(`${header.key}\n${header.created}`).digest('hex').slice(0, 16), Date.parse(header.created));
   }
 
-  /** One named CSV file with a row per payment can stream; anything else is staged. */
-  private streamableInput(): BatchInput | undefined {
+  /**
+   * One named CSV file with a row per payment, or one --loans and one --payments file, can stream
+   * (if sorted by customer: a file found unsorted is staged after all); anything else is staged.
+   */
+  private streamableInput(): BatchInput[] | undefined {
     const { inputs, format } = this.request;
-    if (inputs.length !== 1 || inputs[0]!.role !== 'auto' || inputs[0]!.path === '-') return undefined;
-    return (format ?? formatFromName(inputs[0]!.path)) === 'csv' ? inputs[0] : undefined;
+    if (inputs.some((i) => i.path === '-')) return undefined;
+    if (inputs.length === 1) return inputs[0]!.role === 'auto' && (format ?? formatFromName(inputs[0]!.path)) === 'csv' ? [inputs[0]!] : undefined;
+    if (inputs.length === 2 && inputs.some((i) => i.role === 'loans') && inputs.some((i) => i.role === 'payments')) return [...inputs];
+    return undefined;
   }
 
   /** Digest of the mapping and the files' bytes (not their names): the journal's key. */
@@ -320,8 +328,9 @@ class BatchRun {
 
   // ---- the two ways in ----------------------------------------------------------------------
 
-  private async pushStreamed(input: BatchInput): Promise<void> {
-    const opened = await openInput(input.path, this.io);
+  private async pushStreamed(inputs: BatchInput[]): Promise<void> {
+    if (inputs.length === 2) return this.pushTwoStreamed(inputs);
+    const opened = await openInput(inputs[0]!.path, this.io);
     this.sources.push(opened.name);
     const groups = streamGroups(opened, {
       mapping: this.mapping,
@@ -341,6 +350,36 @@ class BatchRun {
     await this.pushGroups(counted, true);
     this.rowsRead = Math.max(this.rowsRead, rows);
     if (this.rowsRead === 0 && this.inputFullyRead && this.stop === undefined) throw noRecords([opened.name]);
+  }
+
+  /** A --loans and a --payments file, sorted by customer, read side by side. */
+  private async pushTwoStreamed(inputs: BatchInput[]): Promise<void> {
+    const opened: InputSource[] = [];
+    for (const input of inputs) {
+      opened.push(await openInput(input.path, this.io));
+      this.sources.push(opened[opened.length - 1]!.name);
+    }
+    const at = (role: BatchInput['role']) => inputs.findIndex((i) => i.role === role);
+    const loans = at('loans');
+    const payments = at('payments');
+    const groups = streamTwoFiles({
+      mapping: this.mapping,
+      problems: this.readProblem,
+      loans: { input: opened[loans]!, src: loans },
+      payments: { input: opened[payments]!, src: payments },
+      onRows: (rows) => {
+        this.rowsRead = rows;
+        this.env.onEvent({ type: 'reading', file: opened[payments]!.name, rows });
+      },
+    });
+    this.totalCustomers = 0;
+    let rows = 0;
+    const counted = (async function* () {
+      rows = yield* groups;
+    })();
+    await this.pushGroups(counted, true);
+    this.rowsRead = Math.max(this.rowsRead, rows);
+    if (this.rowsRead === 0 && this.inputFullyRead && this.stop === undefined) throw noRecords(this.sources);
   }
 
   private async pushStaged(dir: string, knownDigest: string | undefined): Promise<void> {
