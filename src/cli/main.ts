@@ -104,7 +104,9 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
     const raw = cmd.optsWithGlobals();
     const input = { encoding: raw.encoding as InputEncoding | undefined, allowChanging: raw.allowChangingInput === true, delimiter: raw.delimiter as string | undefined };
     const ctx = createContext({ ...io, input, csv: { raw: raw.csvRaw === true } }, raw);
-    jsonErrors = ctx.globals.output === 'json' ? 'stdout' : 'none';
+    // JSON asked for by name: the error is the run's one document on stdout. JSON only implied (stdout
+    // piped): stdout is for data, so the error document goes to stderr (see JsonErrors).
+    jsonErrors = ctx.globals.output !== 'json' ? 'none' : ctx.globals.outputExplicit ? 'stdout' : 'stderr';
     try {
       const code = await handler(ctx, cmd.processedArgs ?? [], cmd.opts() as never, cmd);
       exitCode = code ?? ExitCode.OK;
@@ -123,9 +125,9 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
 
 /**
  * Where an error goes as a JSON document besides the `Error:` line: on stdout with `-o json` (or
- * when a command's output is JSON by default), as the run's one document; for a usage error with
- * stdout piped and no format chosen, on stderr (when stderr is not a terminal), so that a file or
- * a `$(…)` that expected data does not get an error document instead.
+ * `--output json`), as the run's one document; with stdout piped and no format chosen (JSON
+ * implied), on stderr (when stderr is not a terminal, so a person still reads plain lines), so
+ * that a file or a `$(…)` that expected data never gets an error document instead.
  */
 type JsonErrors = 'stdout' | 'stderr' | 'none';
 

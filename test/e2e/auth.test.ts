@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBinary } from '../helpers/binary.js';
+import { runBinary, stderrDocument } from '../helpers/binary.js';
 import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
 
 const root = mkdtempSync(join(tmpdir(), 'leadctl-e2e-auth-'));
@@ -151,7 +151,9 @@ describe('leadctl auth: token life cycle', () => {
       expect(ls.code).toBe(3);
       expect(ls.stderr).toMatch(/refused the credentials/);
       expect(ls.stderr).toMatch(/rotated/);
-      expect(JSON.parse(ls.stdout).error.exit_code).toBe(3);
+      // JSON implied (stdout piped), not asked for: stdout stays clean, the error document is on stderr.
+      expect(ls.stdout).toBe('');
+      expect(stderrDocument(ls.stderr).error.exit_code).toBe(3);
       const status = await leadctl(['auth', 'status'], dir);
       expect(status.code).toBe(3);
       expect(JSON.parse(status.stdout).live_check.ok).toBe(false);

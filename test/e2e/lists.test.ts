@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stderrDocument } from '../helpers/binary.js';
 import { startEnv, type Env } from './service-env.js';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/lists/', import.meta.url));
@@ -40,8 +41,9 @@ describe('lists create: the invalid-row policy', () => {
     expect(r.stderr).toContain('Error: ssn-messy.csv: 8 invalid rows; nothing was uploaded');
     expect(r.stderr).toContain('--skip-invalid');
     expect(r.stderr).not.toMatch(PLAIN_SSN);
-    // Piped stdout gets the JSON error document, with the problems.
-    const doc = JSON.parse(r.stdout);
+    // Stdout piped (JSON implied): stdout stays clean; the JSON error document, with the problems, ends stderr.
+    expect(r.stdout).toBe('');
+    const doc = stderrDocument(r.stderr);
     expect(doc.error).toMatchObject({ code: 'invalid_input', exit_code: 2, details: { problem_count: 8 } });
     expect(doc.error.details.problems[0]).toEqual({ row: 11, value: '***-**-3456', reason: 'SSN area number 000 is never issued' });
     const after = await sandbox.stats();

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBinary } from '../helpers/binary.js';
+import { runBinary, stderrDocument } from '../helpers/binary.js';
 import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
 
 const root = mkdtempSync(join(tmpdir(), 'leadctl-e2e-systems-'));
@@ -104,7 +104,10 @@ describe('leadctl systems ls when the service misbehaves', () => {
       expect(r.code).toBe(5);
       expect(r.stderr).toMatch(/Error: the service failed on GET \/api\/v1\/resources\/management-systems with HTTP 503.*after 3 attempts/);
       expect(r.stderr).toMatch(/Hint: .*run the command again later/);
-      expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'service', exit_code: 5 });
+      expect(r.stdout).toBe('');
+      expect(stderrDocument(r.stderr).error).toMatchObject({ code: 'service', exit_code: 5 });
+      const asked = await runBinary(['systems', 'ls', '-o', 'json'], { env: { ...envFor(down), LEADCTL_RETRY_ATTEMPTS: '1' } });
+      expect(JSON.parse(asked.stdout).error).toMatchObject({ code: 'service', exit_code: 5 });
     } finally {
       await down.stop();
     }

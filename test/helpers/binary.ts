@@ -33,3 +33,9 @@ export function runBinary(args: string[], options: { env?: Record<string, string
     child.stdin.end(options.input ?? '');
   });
 }
+
+/** The JSON error document a run with stdout piped (JSON implied, not asked for) writes as the last line of stderr. */
+export function stderrDocument(stderr: string): any {
+  const lines = stderr.trimEnd().split('\n');
+  return JSON.parse(lines[lines.length - 1]!);
+}
