@@ -44,8 +44,11 @@ interface BodyBuffer {
   released?: boolean;
 }
 
-/** Bodies kept for reuse: a few more than the requests in flight at once. */
-const POOL_SIZE = 8;
+/**
+ * Released bodies kept for reuse. Each request in flight holds its own, so a couple spare is all
+ * the next chunks need; more would only stay resident (a body's pages, once written, count).
+ */
+const POOL_SIZE = 2;
 
 /** Where a customer's JSON is in its chunk's body. */
 interface Placement {
