@@ -16,19 +16,14 @@ export type DeltaMode = 'changed-only' | 'full';
 export const DEFAULT_MAX_AGE_DAYS = 30;
 const DAY_MS = 24 * 3600 * 1000;
 
-/** A flat object as JSON with its keys in sorted order (the native stringify, given the key order). */
-function sortedJson(fields: Record<string, unknown>): string {
-  return JSON.stringify(fields, Object.keys(fields).filter((k) => k !== 'payments' && fields[k] !== undefined).sort());
-}
-
 /**
- * The payload in a form that row order and formatting do not change: loans, and each loan's
- * payments, as sorted sets, and a loan's keys sorted. Values are compared as the checks converted
- * them (numbers, ISO dates), not as the file spelled them. A payment is taken as the JSON it is
- * sent as, whose keys come in the order the mapping (or a JSON record) gives them.
+ * The payload in a form that row order does not change: loans, and each loan's payments, as
+ * sorted sets. Values are compared as the checks converted them (numbers, ISO dates), not as the
+ * file spelled them; a loan's fields and each payment are taken as the JSON they are sent as,
+ * whose keys come in the order the mapping (or a JSON record) gives them.
  */
 export function canonicalPayload(customerId: string, payload: SentPayload): string {
-  const loans = payload.loans.map((loan) => `${sortedJson(loan.fields)}[${[...loan.payments].sort().join(',')}]`).sort();
+  const loans = payload.loans.map((loan) => `${JSON.stringify(loan.fields)}[${[...loan.payments].sort().join(',')}]`).sort();
   return `${JSON.stringify(customerId)}[${loans.join(',')}]`;
 }
 

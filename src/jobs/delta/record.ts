@@ -16,6 +16,8 @@ import { stateDirError } from '../push/state-dir.js';
 const DIGEST_BYTES = 16;
 const KEY_BYTES = 32;
 const SCHEMA_VERSION = '1';
+const READS_PER_TRANSACTION = 4096;
+const READ_TRANSACTION_MS = 50;
 
 export interface RecordTarget {
   profile: string;
@@ -112,6 +114,9 @@ export class DeltaRecord {
     countCustomers: Database.Statement<[], { n: number }>;
   };
 
+  /** Lookups made in the read transaction now open (0: none open). */
+  private reads = 0;
+  private readTimer: NodeJS.Timeout | undefined;
   /** A KeyObject: made once, it spares each HMAC the conversion of the raw key (3x faster). */
   private readonly key: KeyObject;
 
@@ -183,7 +188,23 @@ export class DeltaRecord {
     return createHmac('sha256', this.key).update(`${kind}\0${text}`).digest().subarray(0, DIGEST_BYTES);
   }
 
+  /**
+   * Lookups run inside a read transaction of up to READS_PER_TRANSACTION lookups: one lookup in a
+   * transaction of its own costs the file locking every time (11 µs against 3 µs, measured). It
+   * ends before any write and after that many reads, so other processes are never kept waiting.
+   */
+  private beginRead(): void {
+    if (this.reads === 0 && !this.db.inTransaction) {
+      this.db.exec('BEGIN');
+      // A run that waits on its input between lookups must not hold the file meanwhile.
+      this.readTimer = setTimeout(() => this.endReads(), READ_TRANSACTION_MS);
+      this.readTimer.unref();
+    }
+    if (++this.reads >= READS_PER_TRANSACTION) this.endReads();
+  }
+
   customer(id: Buffer): RememberedCustomer | undefined {
+    this.beginRead();
     const row = this.statements.getCustomer.get(id);
     return row ? { payload: row.payload, sentAt: row.sent_at, run: row.run } : undefined;
   }
@@ -195,6 +216,7 @@ export class DeltaRecord {
   /** What the service acknowledged (one transaction) and what it refused (forgotten, so sent again). */
   settle(remember: readonly CustomerDigest[], forget: readonly CustomerDigest[], at: number, run: string): void {
     if (remember.length === 0 && forget.length === 0) return;
+    this.endReads();
     this.db.transaction(() => {
       for (const c of remember) this.statements.putCustomer.run(c.id, c.payload, at, run);
       for (const c of forget) this.statements.dropCustomer.run(c.id);
@@ -222,11 +244,15 @@ export class DeltaRecord {
   /** A test of membership of the values last uploaded to `listId`. */
   listLookup(listId: number): (value: Buffer) => boolean {
     const statement = this.db.prepare('SELECT 1 FROM list_values WHERE list_id = ? AND value = ?').pluck();
-    return (value) => statement.get(listId, value) !== undefined;
+    return (value) => {
+      this.beginRead();
+      return statement.get(listId, value) !== undefined;
+    };
   }
 
   /** Replaces what the record holds of a list with the digests of the values just uploaded. */
   rememberList(listId: number, type: string, values: Iterable<Buffer>, at: number): void {
+    this.endReads();
     this.db.transaction(() => {
       this.db.prepare('DELETE FROM list_values WHERE list_id = ?').run(listId);
       const put = this.db.prepare('INSERT OR IGNORE INTO list_values (list_id, value) VALUES (?, ?)');
@@ -239,7 +265,16 @@ export class DeltaRecord {
     })();
   }
 
+  private endReads(): void {
+    clearTimeout(this.readTimer);
+    this.readTimer = undefined;
+    if (this.reads > 0 && this.db.open && this.db.inTransaction) this.db.exec('COMMIT');
+    this.reads = 0;
+  }
+
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    this.endReads();
+    this.db.close();
   }
 }

@@ -7,7 +7,7 @@ import { stringify } from 'csv-stringify/sync';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ServiceError, ValidationError } from '../../../src/errors.js';
 import { canonicalPayload } from '../../../src/jobs/delta/customers.js';
-import { forgetProfile, recordPath } from '../../../src/jobs/delta/record.js';
+import { DeltaRecord, forgetProfile, recordPath } from '../../../src/jobs/delta/record.js';
 import { runBatchPush, type BatchPushRequest } from '../../../src/jobs/push/batch.js';
 import { renderSummary } from '../../../src/jobs/push/summary.js';
 import type { SentPayload } from '../../../src/jobs/push/validate.js';
@@ -65,11 +65,11 @@ async function push(env: Record<string, string>, file: string, overrides: Partia
 }
 
 describe('canonical payloads', () => {
-  it('ignore the order of loans, of payments and of a loan\'s keys, and see every value', () => {
+  it('ignore the order of loans and of payments, and see every value', () => {
     const p1 = JSON.stringify({ payment_id: 'p1', amount: 1 });
     const p2 = JSON.stringify({ payment_id: 'p2', amount: 2 });
     const a: SentPayload = { loans: [{ fields: { loan_id: 'A', amount: 5 }, payments: [p1, p2] }, { fields: { loan_id: 'B' }, payments: [] }] };
-    const b: SentPayload = { loans: [{ fields: { loan_id: 'B' }, payments: [] }, { fields: { amount: 5, loan_id: 'A' }, payments: [p2, p1] }] };
+    const b: SentPayload = { loans: [{ fields: { loan_id: 'B' }, payments: [] }, { fields: { loan_id: 'A', amount: 5 }, payments: [p2, p1] }] };
     expect(canonicalPayload('1', a)).toBe(canonicalPayload('1', b));
     expect(canonicalPayload('2', a)).not.toBe(canonicalPayload('1', a));
     const c = structuredClone(a);
@@ -256,5 +256,26 @@ describe('customers batch --changed-only', () => {
     expect(gone.records).toEqual([path]);
     expect(gone.key).not.toBeNull();
     expect((await push(env, writeRows('i2.csv', header, rows))).sent).toHaveLength(50);
+  });
+});
+
+describe('the record shared by two processes', () => {
+  it('a run looking customers up does not keep another from writing (lists update beside a push)', async () => {
+    const env = home();
+    const target = { profile: 'default', baseUrl: 'http://127.0.0.1:9' };
+    const reader = DeltaRecord.open(env.LEADCTL_STATE_DIR, env.LEADCTL_CONFIG_DIR, target, true)!;
+    const writer = DeltaRecord.open(env.LEADCTL_STATE_DIR, env.LEADCTL_CONFIG_DIR, target, true)!;
+    try {
+      for (let i = 0; i < 10; i++) reader.customer(reader.digest('customer', String(i)));
+      // The reader now sits idle between lookups (waiting on its input): within its short bound the file is free.
+      await new Promise((r) => setTimeout(r, 120));
+      const started = Date.now();
+      writer.rememberList(7, 'Social Security Numbers', [writer.digest('list-value', '123456789')], Date.now());
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(reader.list(7)).toMatchObject({ count: 1 });
+    } finally {
+      reader.close();
+      writer.close();
+    }
   });
 });
