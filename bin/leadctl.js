@@ -5,6 +5,8 @@ var running = process.versions.node;
 var parts = running.split('.');
 var major = Number(parts[0]);
 var minor = Number(parts[1]);
+var args = process.argv.slice(2);
+var help = args.length === 1 && (args[0] === '--help' || args[0] === '-h') && !process.stdout.isTTY;
 if (!((major === 22 && minor >= 13) || major >= 24)) {
   process.stderr.write(
     'leadctl: Node.js ' + running + ' is not supported; leadctl runs on Node.js 22 (22.13 or later) and 24. ' +
@@ -12,6 +14,24 @@ if (!((major === 22 && minor >= 13) || major >= 24)) {
       'or run leadctl through npx in its project folder, which uses the runtime pinned there.\n'
   );
   process.exitCode = 2;
+} else if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  // What scripts and health checks call most: answered here, without loading anything more.
+  var pkg = JSON.parse(process.getBuiltinModule('fs').readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  process.stdout.write(pkg.version + '\n');
+} else if (help && printBuiltHelp()) {
+  // The top-level help, as commander writes it to a pipe (80 columns), written at build time by the
+  // same program (scripts/write-help.mjs). On a terminal, whose width varies, commander writes it.
 } else {
   import('./start.js');
+}
+
+function printBuiltHelp() {
+  var text;
+  try {
+    text = process.getBuiltinModule('fs').readFileSync(new URL('../dist/cli/help.txt', import.meta.url), 'utf8');
+  } catch (err) {
+    return false;
+  }
+  process.stdout.write(text);
+  return true;
 }
