@@ -19,7 +19,7 @@ interface DryRunOptions {
 }
 
 const dryRun: Handler<DryRunOptions> = async (ctx, _args, opts) => {
-  const { lookbacksFrom } = await import('../ingest/dry-run-input.js');
+  const { lookbacksFrom } = await import('../ingest/dry-run/input.js');
   const lookbacks = lookbacksFrom(opts);
   if (opts.file !== undefined) return bulk(ctx, opts, lookbacks);
   if (opts.out !== undefined || opts.ssnColumn !== undefined || opts.emailColumn !== undefined) {
@@ -29,9 +29,9 @@ const dryRun: Handler<DryRunOptions> = async (ctx, _args, opts) => {
   return single(ctx, opts, lookbacks);
 };
 
-async function single(ctx: CommandContext, opts: DryRunOptions, lookbacks: import('../ingest/dry-run-input.js').Lookbacks): Promise<number> {
+async function single(ctx: CommandContext, opts: DryRunOptions, lookbacks: import('../ingest/dry-run/input.js').Lookbacks): Promise<number> {
   const [{ buildDryRunRequest }, { UsageError, ExitCode }, { DRY_RUN_REASONS }] = await Promise.all([
-    import('../ingest/dry-run-input.js'),
+    import('../ingest/dry-run/input.js'),
     import('../errors.js'),
     import('../schema/dry-run.js'),
   ]);
@@ -50,9 +50,9 @@ async function single(ctx: CommandContext, opts: DryRunOptions, lookbacks: impor
   return result.pass ? ExitCode.OK : ExitCode.REJECTED;
 }
 
-async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import('../ingest/dry-run-input.js').Lookbacks): Promise<number> {
+async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import('../ingest/dry-run/input.js').Lookbacks): Promise<number> {
   const [{ openDryRunFile }, job, { parsePositiveInt, parseRetries }, { checkOutputPath, exportToFile }, { UsageError, formatLocation }] = await Promise.all([
-    import('../ingest/dry-run-input.js'),
+    import('../ingest/dry-run/input.js'),
     import('../jobs/dry-run-bulk.js'),
     import('../ingest/date-flags.js'),
     import('../ingest/table/writer.js'),

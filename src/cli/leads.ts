@@ -1,7 +1,7 @@
 import { Option } from 'commander';
 import type { Command } from 'commander';
 import type { ApiClient } from '../api/client.js';
-import type { DictionaryEntry } from '../ingest/dictionary-columns.js';
+import type { DictionaryEntry } from '../ingest/leads/columns.js';
 import type { Handler, Register } from './command.js';
 import type { CommandContext } from './context.js';
 
@@ -61,7 +61,7 @@ async function dictionaryFor(ctx: CommandContext, api: ApiClient, refresh: boole
 }
 
 const dictionary: Handler<DictionaryOptions> = async (ctx, _args, opts) => {
-  const { searchDictionary, categoriesOf } = await import('../ingest/dictionary-columns.js');
+  const { searchDictionary, categoriesOf } = await import('../ingest/leads/columns.js');
   const api = await ctx.api();
   const entries = await dictionaryFor(ctx, api, opts.refresh === true);
   const found = searchDictionary(entries, { search: opts.search, category: opts.category });
@@ -127,7 +127,7 @@ const ids: Handler<IdsOptions> = async (ctx, _args, opts) => {
 const get: Handler<GetOptions> = async (ctx, args, opts) => {
   const [{ resolveColumns, splitList }, { parsePositiveInt }, { mapOrdered }, { attemptRecord, failedRecordsExitCode, reasonOf }, view, { MAP_ID_PATTERN }, { UsageError, ExitCode, NotFoundError }] =
     await Promise.all([
-      import('../ingest/dictionary-columns.js'),
+      import('../ingest/leads/columns.js'),
       import('../ingest/date-flags.js'),
       import('../jobs/ordered-pool.js'),
       import('../jobs/record-retry.js'),
@@ -199,7 +199,7 @@ const get: Handler<GetOptions> = async (ctx, args, opts) => {
 const exportLeadsCommand: Handler<ExportOptions> = async (ctx, _args, opts) => {
   const [{ parseDateFlag, parseDateTimeFlag, parsePositiveInt, parseRetries }, { resolveColumns, splitList }, job, { MAX_LEAD_IDS_PER_PAGE }, errors, { resolve: resolvePath }] = await Promise.all([
     import('../ingest/date-flags.js'),
-    import('../ingest/dictionary-columns.js'),
+    import('../ingest/leads/columns.js'),
     import('../jobs/leads-export.js'),
     import('../schema/lead-data.js'),
     import('../errors.js'),

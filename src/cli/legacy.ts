@@ -79,8 +79,8 @@ async function showRecords(ctx: CommandContext, records: import('../output/legac
 
 const post: Handler<PostOptions> = async (ctx, args, opts) => {
   const [{ readLegacyInput }, { checkStampZone }, job, { legacyResultRecord }, errors] = await Promise.all([
-    import('../ingest/legacy-input.js'),
-    import('../ingest/legacy-prepare.js'),
+    import('../ingest/legacy/input.js'),
+    import('../ingest/legacy/prepare.js'),
     import('../jobs/legacy-post.js'),
     import('../output/legacy-result.js'),
     import('../errors.js'),

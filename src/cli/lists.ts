@@ -57,7 +57,7 @@ function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
     const type = job.checkListType(typeInput);
 
     const record = opts.validateOnly ? undefined : await openRecord(ctx, true);
-    const { LIST_VALUE_KINDS } = await import('../ingest/list-normalise.js');
+    const { LIST_VALUE_KINDS } = await import('../ingest/lists/normalise.js');
     const { describeChanges, diffList, listDigests } = await import('../jobs/list-diff.js');
     const progress = ctx.progress();
     const controller = new AbortController();
@@ -145,7 +145,7 @@ interface DiffOptions {
 const diff: Handler<DiffOptions> = async (ctx, args, opts) => {
   const id = args[0] as number;
   const input = args[1] as string;
-  const [job, { diffList }, { LIST_VALUE_KINDS }, { UsageError }] = await Promise.all([import('../jobs/list-upload.js'), import('../jobs/list-diff.js'), import('../ingest/list-normalise.js'), import('../errors.js')]);
+  const [job, { diffList }, { LIST_VALUE_KINDS }, { UsageError }] = await Promise.all([import('../jobs/list-upload.js'), import('../jobs/list-diff.js'), import('../ingest/lists/normalise.js'), import('../errors.js')]);
   const record = await openRecord(ctx, false);
   try {
     const known = record?.list(id);

@@ -1,8 +1,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { resolveZone } from '../ingest/mapping-datetime.js';
-import { starterMapping, type FileRole, type SampledFile } from '../ingest/mapping-init.js';
+import { resolveZone } from '../ingest/mapping/datetime.js';
+import { starterMapping, type FileRole, type SampledFile } from '../ingest/mapping/init.js';
 import { openInput } from '../ingest/sources.js';
 import { checkHeaderNames, chooseDelimiter, tableBatches } from '../ingest/table/reader.js';
 import type { CommandContext } from './context.js';

@@ -3,7 +3,7 @@ import { progressModeFor } from '../output/progress.js';
 import type { CommandContext } from './context.js';
 import type { PushFlags } from './push-options.js';
 import type { BatchPushRequest, PushEnvironment, PushOutcome } from '../jobs/push/batch.js';
-import type { UpsertKind } from '../ingest/lms-records.js';
+import type { UpsertKind } from '../ingest/lms/records.js';
 import { PushReporter } from '../jobs/push/progress.js';
 import { renderSummary, type PushSummary } from '../jobs/push/summary.js';
 

@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import { CsvStream, type CsvWriteOptions } from '../ingest/table/writer.js';
 import { ExitCode, LeadctlError, ValidationError } from '../errors.js';
 import type { DryRunRequest } from '../schema/index.js';
-import type { DryRunFile } from '../ingest/dry-run-input.js';
+import type { DryRunFile } from '../ingest/dry-run/input.js';
 import { mapOrdered } from './ordered-pool.js';
 import { attemptRecord, reasonOf } from './record-retry.js';
 

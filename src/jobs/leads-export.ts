@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { CsvStream } from '../ingest/table/writer.js';
-import type { DictionaryEntry } from '../ingest/dictionary-columns.js';
+import type { DictionaryEntry } from '../ingest/leads/columns.js';
 import { mapOrdered } from './ordered-pool.js';
 import { attemptRecord, failedRecordsExitCode, reasonOf } from './record-retry.js';
 import { streamLeadIds, type LeadIdsProgress, type LeadIdsSource } from './lead-ids.js';

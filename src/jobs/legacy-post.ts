@@ -7,8 +7,8 @@ import {
   type LegacyResponse,
   type PriceRejectAccept,
 } from '../schema/index.js';
-import type { LegacyInput } from '../ingest/legacy-input.js';
-import { prepareLegacyLead, type PrepareOptions, type PreparedLead } from '../ingest/legacy-prepare.js';
+import type { LegacyInput } from '../ingest/legacy/input.js';
+import { prepareLegacyLead, type PrepareOptions, type PreparedLead } from '../ingest/legacy/prepare.js';
 
 export interface LegacySource {
   legacyPost(body: Record<string, unknown>): Promise<LegacyResponse>;

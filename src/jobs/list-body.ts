@@ -1,6 +1,6 @@
 import type { ListType } from '../schema/list-types.js';
-import { digitsToNumber } from '../ingest/dedupe.js';
-import { DIGITS_OF, type ListValueKind } from '../ingest/list-normalise.js';
+import { digitsToNumber } from '../ingest/lists/dedupe.js';
+import { DIGITS_OF, type ListValueKind } from '../ingest/lists/normalise.js';
 
 /** Bytes of JSON text per yielded chunk of a request body. */
 const CHUNK_CHARS = 64 * 1024;

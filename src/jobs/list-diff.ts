@@ -1,4 +1,4 @@
-import type { ListValueKind } from '../ingest/list-normalise.js';
+import type { ListValueKind } from '../ingest/lists/normalise.js';
 import { maskAllButLast } from '../output/mask.js';
 import type { DeltaRecord } from './delta/record.js';
 import type { CollectedValues } from './list-body.js';

@@ -1,4 +1,4 @@
-import { sensitiveKind, type DictionaryEntry } from '../ingest/dictionary-columns.js';
+import { sensitiveKind, type DictionaryEntry } from '../ingest/leads/columns.js';
 import type { Column } from './render.js';
 
 export interface LeadRecord {

@@ -4,7 +4,7 @@
  */
 import type { OutputStream } from '../cli/io.js';
 import type { ListUploadResult, ListUploadSummary, ProblemReason } from '../jobs/list-upload.js';
-import type { ListFileFormat } from '../ingest/list-reader.js';
+import type { ListFileFormat } from '../ingest/lists/reader.js';
 import type { List } from '../schema/lists.js';
 import { Output, type Column } from './render.js';
 

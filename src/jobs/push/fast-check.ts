@@ -1,4 +1,4 @@
-import { LEVEL_FIELDS, type FieldKind } from '../../ingest/mapping-fields.js';
+import { LEVEL_FIELDS, type FieldKind } from '../../ingest/mapping/fields.js';
 
 /**
  * A quick yes/no for the batch loan and payment schemas, for the million valid records of a

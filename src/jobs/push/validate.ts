@@ -1,9 +1,9 @@
 import { BatchLoanSchema, BatchPaymentSchema } from '../../schema/loan-performance.js';
 import { formatZodIssues, type FormattableIssue } from '../../schema/common.js';
 import { loanLooksValid, paymentLooksValid } from './fast-check.js';
-import type { FieldError } from '../../ingest/mapping.js';
-import type { CustomerGroup, GroupLoan, SourceRecord } from '../../ingest/lms-groups.js';
-import type { Origin } from '../../ingest/staging.js';
+import type { FieldError } from '../../ingest/mapping/mapping.js';
+import type { CustomerGroup, GroupLoan, SourceRecord } from '../../ingest/lms/groups.js';
+import type { Origin } from '../../ingest/lms/staging.js';
 import type { CustomerDigest } from '../delta/record.js';
 
 /**

@@ -1,7 +1,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { dryRunBulkExitCode, dryRunCsvWriter, runDryRunBulk, type DryRunRowResult } from '../../../src/jobs/dry-run-bulk.js';
-import { openDryRunFile } from '../../../src/ingest/dry-run-input.js';
+import { openDryRunFile } from '../../../src/ingest/dry-run/input.js';
 import { ServiceError, ValidationError } from '../../../src/errors.js';
 
 const CSV = [

@@ -10,7 +10,7 @@ import {
   normaliseSsn4,
   normaliseZip,
   spreadsheetHint,
-} from '../../../src/ingest/list-normalise.js';
+} from '../../../src/ingest/lists/normalise.js';
 import { validateListItem } from '../../../src/schema/list-items.js';
 import { LIST_TYPES, type ListType } from '../../../src/schema/lists.js';
 

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { checkFormat, compileDateParser, compileDateTimeParser, resolveZone, ZoneConverter } from '../../../src/ingest/mapping-datetime.js';
+import { checkFormat, compileDateParser, compileDateTimeParser, resolveZone, ZoneConverter } from '../../../src/ingest/mapping/datetime.js';
 
 const chicago = resolveZone('America/Chicago')!;
 const parse = (formats: string[], text: string, zone = chicago) => compileDateTimeParser(formats, zone)(text);

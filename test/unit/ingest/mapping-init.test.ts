@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { starterMapping } from '../../../src/ingest/mapping-init.js';
-import { parseMapping } from '../../../src/ingest/mapping.js';
+import { starterMapping } from '../../../src/ingest/mapping/init.js';
+import { parseMapping } from '../../../src/ingest/mapping/mapping.js';
 
 describe('starterMapping', () => {
   const file = {

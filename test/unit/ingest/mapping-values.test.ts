@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { enumMatcher, parseBoolean, parseMoney, parseMoneyGeneral, parseWholeNumber } from '../../../src/ingest/mapping-values.js';
+import { enumMatcher, parseBoolean, parseMoney, parseMoneyGeneral, parseWholeNumber } from '../../../src/ingest/mapping/values.js';
 
 describe('parseMoney in dollars', () => {
   it.each([

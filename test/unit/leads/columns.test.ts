@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveColumns, searchDictionary, sensitiveKind, splitList, type DictionaryEntry } from '../../../src/ingest/dictionary-columns.js';
+import { resolveColumns, searchDictionary, sensitiveKind, splitList, type DictionaryEntry } from '../../../src/ingest/leads/columns.js';
 
 const entry = (id: string, name: string, column: string, category = 'Lead', subcategory = 'Internal Lead Data'): DictionaryEntry => ({
   id, name, column, category, subcategory, type: 'String',

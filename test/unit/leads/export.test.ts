@@ -6,7 +6,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { exportLeads } from '../../../src/jobs/leads-export.js';
 import { exportToFile } from '../../../src/ingest/table/writer.js';
 import { AuthError, NotFoundError, ServiceError } from '../../../src/errors.js';
-import type { DictionaryEntry } from '../../../src/ingest/dictionary-columns.js';
+import type { DictionaryEntry } from '../../../src/ingest/leads/columns.js';
 
 const columns: DictionaryEntry[] = [
   { id: 'm1', category: 'Lead', subcategory: 'Internal', name: 'Lead ID', column: 'lead_id', type: 'Number' },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { centralTimeStamp, checkStampZone, prepareLegacyLead, resolveApiKey, shortenSourceUrl } from '../../../src/ingest/legacy-prepare.js';
+import { centralTimeStamp, checkStampZone, prepareLegacyLead, resolveApiKey, shortenSourceUrl } from '../../../src/ingest/legacy/prepare.js';
 
 describe('centralTimeStamp', () => {
   it('uses the contract format at the fixed offset UTC-06:00, summer and winter alike', () => {

@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import * as z from 'zod';
-import { InputError } from '../errors.js';
-import { formatZodIssues } from '../schema/common.js';
-import { checkFormat, compileDateParser, compileDateTimeParser, ISO_FORMAT, resolveZone } from './mapping-datetime.js';
-import { describeKind, fieldKind, LEVEL_FIELDS, LEVELS, PAYMENT_JOIN_KEYS, type FieldKind, type Level } from './mapping-fields.js';
-import { enumMatcher, looseKey, parseBoolean, parseMoney, parseWholeNumber, type Converted, type MoneyUnit } from './mapping-values.js';
+import { InputError } from '../../errors.js';
+import { formatZodIssues } from '../../schema/common.js';
+import { checkFormat, compileDateParser, compileDateTimeParser, ISO_FORMAT, resolveZone } from './datetime.js';
+import { describeKind, fieldKind, LEVEL_FIELDS, LEVELS, PAYMENT_JOIN_KEYS, type FieldKind, type Level } from './fields.js';
+import { enumMatcher, looseKey, parseBoolean, parseMoney, parseWholeNumber, type Converted, type MoneyUnit } from './values.js';
 
 /**
  * The mapping file: how an export's columns become API fields. JSON, one section per level:

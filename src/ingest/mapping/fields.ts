@@ -5,7 +5,7 @@ import {
   PAYMENT_MODES,
   PAYMENT_STATUSES,
   PAYMENT_TYPES,
-} from '../schema/loan-performance.js';
+} from '../../schema/loan-performance.js';
 
 /** The API fields an export's columns can map to, by level, with the kind of conversion each needs. */
 

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { UsageError } from '../errors.js';
-import type { IO } from '../cli/io.js';
-import { stageCsv, type CsvRole } from './lms-csv.js';
-import { documentGroups, flatGroups, type CustomerGroup } from './lms-groups.js';
-import { stageBatchJson } from './lms-json.js';
-import { formatFromName, peekText, sniffFormat, type InputFormat, type ProblemSink } from './lms-rows.js';
-import type { Mapping } from './mapping.js';
-import { openInput } from './sources.js';
+import { UsageError } from '../../errors.js';
+import type { IO } from '../../cli/io.js';
+import { stageCsv, type CsvRole } from './csv.js';
+import { documentGroups, flatGroups, type CustomerGroup } from './groups.js';
+import { stageBatchJson } from './json.js';
+import { formatFromName, peekText, sniffFormat, type InputFormat, type ProblemSink } from './rows.js';
+import type { Mapping } from '../mapping/mapping.js';
+import { openInput } from '../sources.js';
 import type { Staging } from './staging.js';
 
 /**

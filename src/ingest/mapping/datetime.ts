@@ -1,6 +1,6 @@
 import { DateTime, Info, type Zone } from 'luxon';
-import { quoteValue } from '../errors.js';
-import { MAX_OFFSET_MINUTES } from './date-flags.js';
+import { quoteValue } from '../../errors.js';
+import { MAX_OFFSET_MINUTES } from '../date-flags.js';
 
 /**
  * Dates and datetimes of an export → the API's `YYYY-MM-DD` and UTC `YYYY-MM-DDTHH:mm:ssZ`.

@@ -1,5 +1,5 @@
-import { InputError } from '../errors.js';
-import type { ListCell } from './list-cells.js';
+import { InputError } from '../../errors.js';
+import type { ListCell } from './cells.js';
 
 /**
  * Streams the items of a top-level JSON array of scalars without holding the document:

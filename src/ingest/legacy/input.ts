@@ -1,6 +1,6 @@
-import { InputError } from '../errors.js';
-import type { IO } from '../cli/io.js';
-import { openInput } from './sources.js';
+import { InputError } from '../../errors.js';
+import type { IO } from '../../cli/io.js';
+import { openInput } from '../sources.js';
 
 /** How the leads were laid out in the file; the output mirrors it (one object, or a list). */
 export type LegacyInputShape = 'object' | 'array' | 'ndjson';

@@ -1,5 +1,5 @@
-import { UsageError } from '../errors.js';
-import { similar } from '../suggest.js';
+import { UsageError } from '../../errors.js';
+import { similar } from '../../suggest.js';
 
 /** The fields of a data dictionary entry this module relies on (structurally the schema's DataAttribute). */
 export interface DictionaryEntry {

@@ -1,8 +1,8 @@
 import type { Hash } from 'node:crypto';
-import { compileLevel, type FieldError, type LevelReader, type Mapping } from './mapping.js';
-import { LEVEL_FIELDS, type Level } from './mapping-fields.js';
-import { readJsonValues, type ProblemSink } from './lms-rows.js';
-import type { InputSource } from './sources.js';
+import { compileLevel, type FieldError, type LevelReader, type Mapping } from '../mapping/mapping.js';
+import { LEVEL_FIELDS, type Level } from '../mapping/fields.js';
+import { readJsonValues, type ProblemSink } from './rows.js';
+import type { InputSource } from '../sources.js';
 import type { Staging } from './staging.js';
 
 /**

@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
-import { InputError } from '../errors.js';
-import { chooseColumn, type ColumnChoice, type ColumnRequest } from './list-columns.js';
-import type { ListCell, RowBatch } from './list-cells.js';
-import { jsonArrayItems } from './list-json.js';
-import type { InputSource } from './sources.js';
-import { sniffDelimiter as sniffTableDelimiter, TableReader } from './table/reader.js';
+import { InputError } from '../../errors.js';
+import { chooseColumn, type ColumnChoice, type ColumnRequest } from './columns.js';
+import type { ListCell, RowBatch } from './cells.js';
+import { jsonArrayItems } from './json.js';
+import type { InputSource } from '../sources.js';
+import { sniffDelimiter as sniffTableDelimiter, TableReader } from '../table/reader.js';
 
 export type ListFileFormat = 'lines' | 'csv' | 'json';
 

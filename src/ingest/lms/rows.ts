@@ -1,9 +1,9 @@
 import type { Hash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { InputError } from '../errors.js';
-import { tableBatches } from './table/reader.js';
-import type { InputSource } from './sources.js';
-import type { Level } from './mapping-fields.js';
+import { InputError } from '../../errors.js';
+import { tableBatches } from '../table/reader.js';
+import type { InputSource } from '../sources.js';
+import type { Level } from '../mapping/fields.js';
 
 /** Reading an export's files: CSV rows as arrays of cells, JSON and NDJSON values, with a content hash. */
 
@@ -149,7 +149,7 @@ export function sniffFormat(head: string): InputFormat {
   }
 }
 
-export { peekText } from './sources.js';
+export { peekText } from '../sources.js';
 
 /**
  * The same rows as readCsv, pulled by the consumer (who may wait between them, e.g. for a free

@@ -1,5 +1,5 @@
-import type { FieldError } from './mapping.js';
-import type { StagedDocumentBody } from './lms-json.js';
+import type { FieldError } from '../mapping/mapping.js';
+import type { StagedDocumentBody } from './json.js';
 import type { Origin, Staging, StagedPayment, StagedRow } from './staging.js';
 
 /**

@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../../errors.js';
 
 /**
  * The contract gives time_stamp as `yyyy-mm-dd hh:mm:ss`, "UTC-06:00 (Central)". We follow the

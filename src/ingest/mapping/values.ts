@@ -3,7 +3,7 @@
  * the value, or a reason in words; none throws, because a bad cell rejects a record, not the run.
  */
 
-import { quoteValue } from '../errors.js';
+import { quoteValue } from '../../errors.js';
 
 export type Converted<T> = { ok: true; value: T } | { ok: false; reason: string };
 

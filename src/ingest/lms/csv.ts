@@ -1,11 +1,11 @@
 import type { Hash } from 'node:crypto';
-import { InputError } from '../errors.js';
-import { compileLevel, csvDelimiter, type CompiledLevel, type FieldError, type LevelReader, type Mapping } from './mapping.js';
-import { LEVEL_FIELDS, type Level } from './mapping-fields.js';
-import { readCsv, type ProblemSink, type RowProblem } from './lms-rows.js';
-import type { InputSource } from './sources.js';
+import { InputError } from '../../errors.js';
+import { compileLevel, csvDelimiter, type CompiledLevel, type FieldError, type LevelReader, type Mapping } from '../mapping/mapping.js';
+import { LEVEL_FIELDS, type Level } from '../mapping/fields.js';
+import { readCsv, type ProblemSink, type RowProblem } from './rows.js';
+import type { InputSource } from '../sources.js';
 import type { Staging } from './staging.js';
-import { checkHeaderNames } from './table/reader.js';
+import { checkHeaderNames } from '../table/reader.js';
 
 /**
  * Flat CSV exports → staged loans and payments. Three roles:

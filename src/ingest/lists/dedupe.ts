@@ -1,4 +1,4 @@
-import type { ListValueKind } from './list-normalise.js';
+import type { ListValueKind } from './normalise.js';
 
 /**
  * Sets of distinct list values whose memory is bounded by the values, not the rows, and that

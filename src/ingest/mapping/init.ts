@@ -1,6 +1,6 @@
-import { checkFormat, compileDateParser, compileDateTimeParser, ISO_FORMAT, resolveZone } from './mapping-datetime.js';
-import { LEVEL_FIELDS, LEVELS, PAYMENT_JOIN_KEYS, type FieldKind, type Level } from './mapping-fields.js';
-import { enumMatcher, looseKey } from './mapping-values.js';
+import { checkFormat, compileDateParser, compileDateTimeParser, ISO_FORMAT, resolveZone } from './datetime.js';
+import { LEVEL_FIELDS, LEVELS, PAYMENT_JOIN_KEYS, type FieldKind, type Level } from './fields.js';
+import { enumMatcher, looseKey } from './values.js';
 import type { FieldSpec, MappingFile } from './mapping.js';
 
 /**

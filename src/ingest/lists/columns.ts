@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js';
+import { UsageError } from '../../errors.js';
 
 /** How the caller wants the value column found. */
 export interface ColumnRequest {

@@ -1,4 +1,4 @@
-import type { ListType } from '../schema/list-types.js';
+import type { ListType } from '../../schema/list-types.js';
 
 /**
  * Per-type normalisers: they fix what is only formatting (delimiters, spaces, case, a country

@@ -1,10 +1,10 @@
 import type { Hash } from 'node:crypto';
-import { InputError } from '../errors.js';
-import { compileLevel, csvDelimiter, type FieldError, type LevelReader, type Mapping } from './mapping.js';
-import { LEVEL_FIELDS, type Level } from './mapping-fields.js';
-import { checkHeaderNames } from './table/reader.js';
-import { readCsv, readJsonValues, type InputFormat, type ProblemSink } from './lms-rows.js';
-import type { InputSource } from './sources.js';
+import { InputError } from '../../errors.js';
+import { compileLevel, csvDelimiter, type FieldError, type LevelReader, type Mapping } from '../mapping/mapping.js';
+import { LEVEL_FIELDS, type Level } from '../mapping/fields.js';
+import { checkHeaderNames } from '../table/reader.js';
+import { readCsv, readJsonValues, type InputFormat, type ProblemSink } from './rows.js';
+import type { InputSource } from '../sources.js';
 import type { Staging } from './staging.js';
 
 /**

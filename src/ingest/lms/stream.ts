@@ -1,9 +1,9 @@
 import type { Hash } from 'node:crypto';
-import { inspectRow, planCsv, readLoan, readPayment, type CsvPlan, type InspectedRow } from './lms-csv.js';
-import type { CustomerGroup, Duplicate, GroupLoan, GroupPayment } from './lms-groups.js';
-import { csvRecordBatches, type ProblemSink } from './lms-rows.js';
-import { csvDelimiter, type Mapping } from './mapping.js';
-import type { InputSource } from './sources.js';
+import { inspectRow, planCsv, readLoan, readPayment, type CsvPlan, type InspectedRow } from './csv.js';
+import type { CustomerGroup, Duplicate, GroupLoan, GroupPayment } from './groups.js';
+import { csvRecordBatches, type ProblemSink } from './rows.js';
+import { csvDelimiter, type Mapping } from '../mapping/mapping.js';
+import type { InputSource } from '../sources.js';
 import { compareIds } from './staging.js';
 
 /**
