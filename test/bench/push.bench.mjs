@@ -88,7 +88,7 @@ function* sandboxBodies(customers, loans, payments, prefix) {
         customer_id: `${prefix}${i}`,
         loans: Array.from({ length: loanCount }, (_, l) => ({
           loan_id: `L${l}`,
-          lead_id: '123456',
+          lead_id: 123456,
           management_system_id: 7,
           is_lead_loan: l === 0,
           application_type: 'New',
@@ -132,7 +132,13 @@ async function sandboxCeiling(startSandbox, counts) {
     });
     if (!tokenRes.ok) throw new Error(`token request answered ${tokenRes.status}`);
     const { access_token: token } = await tokenRes.json();
-    const bodies = [...sandboxBodies(counts.customers, counts.loans, counts.payments, 'S')].map((b) => Buffer.from(b));
+    let sentLoans = 0;
+    let sentPayments = 0;
+    const bodies = [...sandboxBodies(counts.customers, counts.loans, counts.payments, 'S')].map((b) => {
+      sentLoans += b.split('"loan_id"').length - 1;
+      sentPayments += b.split('"payment_id"').length - 1;
+      return Buffer.from(b);
+    });
     requests = bodies.length;
     const t0 = performance.now();
     let next = 0;
@@ -151,6 +157,11 @@ async function sandboxCeiling(startSandbox, counts) {
     };
     await Promise.all(Array.from({ length: 4 }, worker));
     seconds = (performance.now() - t0) / 1000;
+    // A ceiling of bodies the sandbox skipped would measure a sandbox that stores nothing.
+    const stored = await (await fetch(`${server.baseUrl}/_sandbox/stats`)).json();
+    if (stored.loans !== sentLoans || stored.payments !== sentPayments) {
+      throw new Error(`the sandbox stored ${stored.loans} loans and ${stored.payments} payments of the ceiling's ${sentLoans} and ${sentPayments}: its bodies are not valid`);
+    }
   } finally {
     peakRssMb = (await server.stop()).peakRssMb;
   }
