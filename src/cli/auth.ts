@@ -29,27 +29,12 @@ async function readSecret(ctx: CommandContext, opts: LoginOptions, envSecret: st
     throw new UsageError('give the client secret with either --client-secret-stdin or --client-secret-file, not both');
   }
   if (opts.clientSecretStdin) {
-    const { readAll } = await import('../output/prompt.js');
-    const secret = firstLine(await readAll(ctx.io.stdin));
-    if (!secret) throw new UsageError('--client-secret-stdin was given but stdin was empty', { hint: 'pipe the secret in, e.g. `pass show leadctl | leadctl auth login --client-id ID --client-secret-stdin`' });
-    return secret;
+    const { secretFromStdin } = await import('../config/secret-input.js');
+    return secretFromStdin(ctx.io, '--client-secret-stdin', 'pipe the secret in, e.g. `pass show leadctl | leadctl auth login --client-id ID --client-secret-stdin`');
   }
   if (opts.clientSecretFile) {
-    const { readFile, stat } = await import('node:fs/promises');
-    const { resolve } = await import('node:path');
-    const path = resolve(ctx.io.cwd, opts.clientSecretFile);
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (error) {
-      throw new UsageError(`cannot read the client secret file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-    const secret = firstLine(text);
-    if (!secret) throw new UsageError(`the client secret file ${path} is empty`);
-    if (process.platform !== 'win32' && ((await stat(path)).mode & 0o077) !== 0) {
-      ctx.log.warn(`Warning: ${path} can be read by other users; consider \`chmod 600 ${opts.clientSecretFile}\``);
-    }
-    return secret;
+    const { secretFromFile } = await import('../config/secret-input.js');
+    return secretFromFile(ctx.io, opts.clientSecretFile, 'client secret', (line) => ctx.log.warn(line));
   }
   if (envSecret !== undefined) return envSecret;
   if (ctx.io.stdin.isTTY) {
@@ -60,9 +45,6 @@ async function readSecret(ctx: CommandContext, opts: LoginOptions, envSecret: st
   return undefined;
 }
 
-function firstLine(text: string): string {
-  return (text.split(/\r?\n/).find((line) => line.trim() !== '') ?? '').trim();
-}
 
 const login: Handler<LoginOptions> = async (ctx, _args, opts) => {
   const { UsageError } = await import('../errors.js');

@@ -28,31 +28,19 @@ async function readApiKey(ctx: CommandContext, opts: KeyOptions, stdinTaken: boo
   const { UsageError } = await import('../errors.js');
   const given = [opts.apiKey !== undefined && '--api-key', opts.apiKeyFile !== undefined && '--api-key-file', opts.apiKeyStdin && '--api-key-stdin'].filter(Boolean);
   if (given.length > 1) throw new UsageError(`give the api key one way, not with ${given.join(' and ')}`);
-  const firstLine = (text: string) => (text.split(/\r?\n/).find((l) => l.trim() !== '') ?? '').trim();
   if (opts.apiKey !== undefined) {
     ctx.log.warn('Warning: an api key given with --api-key can be read by other users of this machine (ps) and stays in your shell history; use LEADCTL_API_KEY, --api-key-file FILE or --api-key-stdin');
     return opts.apiKey;
   }
   if (opts.apiKeyStdin) {
     if (stdinTaken) throw new UsageError('--api-key-stdin cannot be used when the leads come from stdin (-)', { hint: 'use LEADCTL_API_KEY or --api-key-file FILE' });
-    const { readAll } = await import('../output/prompt.js');
-    const key = firstLine(await readAll(ctx.io.stdin));
-    if (!key) throw new UsageError('--api-key-stdin was given but stdin was empty');
-    return key;
+    const { secretFromStdin } = await import('../config/secret-input.js');
+    return secretFromStdin(ctx.io, '--api-key-stdin');
   }
   const file = opts.apiKeyFile ?? (ctx.io.env.LEADCTL_API_KEY_FILE || undefined);
   if (file !== undefined) {
-    const [{ readFile }, { resolve }] = await Promise.all([import('node:fs/promises'), import('node:path')]);
-    const path = resolve(ctx.io.cwd, file);
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (error) {
-      throw new UsageError(`cannot read the api key file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-    const key = firstLine(text);
-    if (!key) throw new UsageError(`the api key file ${path} is empty`);
-    return key;
+    const { secretFromFile } = await import('../config/secret-input.js');
+    return secretFromFile(ctx.io, file, 'api key', (line) => ctx.log.warn(line));
   }
   return ctx.io.env.LEADCTL_API_KEY || undefined;
 }

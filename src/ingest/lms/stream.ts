@@ -95,20 +95,7 @@ function finish(plan: CsvPlan, pending: PendingCustomer, src: number): CustomerG
   for (const loanId of loanIds) {
     const { cells, row } = pending.loans.get(loanId)!;
     const { fields, errors } = readLoan(plan, cells);
-    const sorted = (pending.payments.get(loanId) ?? []).sort((a, b) => compareIds(a.paymentId, b.paymentId) || a.seq - b.seq);
-    const payments: GroupPayment[] = [];
-    for (let i = 0; i < sorted.length; i++) {
-      const p = sorted[i]!;
-      let last = i;
-      while (last + 1 < sorted.length && sorted[last + 1]!.paymentId === p.paymentId) last++;
-      const winner = sorted[last]!;
-      for (let j = i; j < last; j++) {
-        const old = sorted[j]!;
-        duplicates.push({ level: 'payment', src: old.src, row: old.row, customerId, loanId, paymentId: old.paymentId, winner: { src: winner.src, row: winner.row } });
-      }
-      payments.push({ paymentId: winner.paymentId, src: winner.src, row: winner.row, fields: winner.fields, errors: winner.errors });
-      i = last;
-    }
+    const payments = winners(customerId, loanId, pending.payments.get(loanId) ?? [], duplicates);
     loans.push({ loanId, src, row, fields, errors, payments });
     if (first === undefined || row < first.row) first = { src, row };
   }
