@@ -9,14 +9,18 @@ var args = process.argv.slice(2);
 var help = args.length === 1 && (args[0] === '--help' || args[0] === '-h') && !process.stdout.isTTY;
 if (!((major === 22 && minor >= 13) || major >= 24)) {
   process.stderr.write(
-    'leadctl: Node.js ' + running + ' is not supported; leadctl runs on Node.js 22 (22.13 or later) and 24. ' +
+    'leadctl: Node.js ' +
+      running +
+      ' is not supported; leadctl runs on Node.js 22 (22.13 or later) and 24. ' +
       'Install one from https://nodejs.org or with a version manager (nvm install 24), ' +
-      'or run leadctl through npx in its project folder, which uses the runtime pinned there.\n'
+      'or run leadctl through npx in its project folder, which uses the runtime pinned there.\n',
   );
   process.exitCode = 2;
 } else if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // What scripts and health checks call most: answered here, without loading anything more.
-  var pkg = JSON.parse(process.getBuiltinModule('fs').readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  var pkg = JSON.parse(
+    process.getBuiltinModule('fs').readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+  );
   process.stdout.write(pkg.version + '\n');
 } else if (help && printBuiltHelp()) {
   // The top-level help, as commander writes it to a pipe (80 columns), written at build time by the
@@ -29,7 +33,7 @@ function printBuiltHelp() {
   var text;
   try {
     text = process.getBuiltinModule('fs').readFileSync(new URL('../dist/cli/help.txt', import.meta.url), 'utf8');
-  } catch (err) {
+  } catch {
     return false;
   }
   process.stdout.write(text);

@@ -35,7 +35,8 @@ async function boundHeap(youngMb) {
   const [{ default: v8 }, { PerformanceObserver }] = await Promise.all([import('node:v8'), import('node:perf_hooks')]);
   v8.setFlagsFromString('--heap-growing-percent=100');
   const limit = youngMb * 1024 * 1024;
-  const atLimit = () => (v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0) >= limit;
+  const atLimit = () =>
+    (v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0) >= limit;
   if (atLimit()) {
     v8.setFlagsFromString('--semi-space-growth-factor=1');
     return;

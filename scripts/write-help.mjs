@@ -10,5 +10,9 @@ const bin = fileURLToPath(new URL('../bin/leadctl.js', import.meta.url));
 rmSync(target, { force: true }); // without it, the CLI writes the help itself
 const env = { ...process.env };
 for (const key of Object.keys(env)) if (key.startsWith('LEADCTL_')) delete env[key];
-const text = execFileSync(process.execPath, [bin, '--help'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+const text = execFileSync(process.execPath, [bin, '--help'], {
+  env,
+  encoding: 'utf8',
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 writeFileSync(target, text);

@@ -136,7 +136,12 @@ function createDispatcher(agentOptions: Agent.Options, proxy: ProxySettings | un
   if (!proxy?.httpProxy && !proxy?.httpsProxy) return new Agent(agentOptions);
   const noProxy = [proxy.noProxy, LOOPBACK_HOSTS].filter(Boolean).join(',');
   // Explicit values (never undici's own reading of process.env): the IO's environment decides.
-  return new EnvHttpProxyAgent({ ...agentOptions, httpProxy: proxy.httpProxy ?? '', httpsProxy: proxy.httpsProxy ?? '', noProxy });
+  return new EnvHttpProxyAgent({
+    ...agentOptions,
+    httpProxy: proxy.httpProxy ?? '',
+    httpsProxy: proxy.httpsProxy ?? '',
+    noProxy,
+  });
 }
 
 export interface ApiClientOptions {
@@ -226,7 +231,15 @@ export class ApiClient {
     this.clientId = options.clientId;
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
-      options.dispatcher ?? createDispatcher({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect: { timeout: Math.min(options.timeoutMs ?? 10_000, 10_000) } }, options.proxy);
+      options.dispatcher ??
+      createDispatcher(
+        {
+          keepAliveTimeout: 10_000,
+          keepAliveMaxTimeout: 60_000,
+          connect: { timeout: Math.min(options.timeoutMs ?? 10_000, 10_000) },
+        },
+        options.proxy,
+      );
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
@@ -258,12 +271,23 @@ export class ApiClient {
   }
 
   async updateList(listId: number, body: JsonBody<ListWrite>, options?: RequestOptions): Promise<List> {
-    const { res, path } = await this.listsSend({ method: 'PUT', suffix: `/${encodeURIComponent(String(listId))}`, body, subject: `list ${listId}`, ...options });
+    const { res, path } = await this.listsSend({
+      method: 'PUT',
+      suffix: `/${encodeURIComponent(String(listId))}`,
+      body,
+      subject: `list ${listId}`,
+      ...options,
+    });
     return this.expect(ListResponseSchema, res, 'PUT', path).data;
   }
 
   async getList(listId: number, options?: RequestOptions): Promise<List> {
-    const { res, path } = await this.listsSend({ method: 'GET', suffix: `/${encodeURIComponent(String(listId))}`, subject: `list ${listId}`, ...options });
+    const { res, path } = await this.listsSend({
+      method: 'GET',
+      suffix: `/${encodeURIComponent(String(listId))}`,
+      subject: `list ${listId}`,
+      ...options,
+    });
     return this.expect(ListResponseSchema, res, 'GET', path).data;
   }
 
@@ -277,7 +301,9 @@ export class ApiClient {
    * Every list of the account, page after page; `onPage` hears of each as it arrives. Stops with a
    * PagingError on a page count beyond reason or a list sent twice.
    */
-  async *allLists(options?: RequestOptions & { onPage?: (page: number, lastPage: number) => void }): AsyncGenerator<List> {
+  async *allLists(
+    options?: RequestOptions & { onPage?: (page: number, lastPage: number) => void },
+  ): AsyncGenerator<List> {
     const { onPage, ...request } = options ?? {};
     const guard = new PageGuard<number>('lists', MAX_LIST_PAGES);
     for (let page = 1; ; page++) {
@@ -301,10 +327,18 @@ export class ApiClient {
    * interface's request examples do). The prefix that works is remembered (per profile and base
    * URL, by the caller's memory); `listsPath` overrides all of this.
    */
-  private async listsSend(spec: Omit<RequestSpec, 'path' | 'auth' | 'repeat'> & { suffix: string }): Promise<{ res: ApiResponse; path: string }> {
+  private async listsSend(
+    spec: Omit<RequestSpec, 'path' | 'auth' | 'repeat'> & { suffix: string },
+  ): Promise<{ res: ApiResponse; path: string }> {
     const { suffix, ...rest } = spec;
-    const request = (prefix: string): RequestSpec => ({ ...rest, path: prefix + suffix, auth: 'bearer', repeat: 'safe' });
-    if (this.options.listsPath) return { res: await this.send(request(this.options.listsPath)), path: this.options.listsPath + suffix };
+    const request = (prefix: string): RequestSpec => ({
+      ...rest,
+      path: prefix + suffix,
+      auth: 'bearer',
+      repeat: 'safe',
+    });
+    if (this.options.listsPath)
+      return { res: await this.send(request(this.options.listsPath)), path: this.options.listsPath + suffix };
     const known = this.workingListsPath ?? this.options.listsMemory?.get();
     const order = [...new Set([...(known ? [known] : []), ...LISTS_PATHS])];
     for (const prefix of order) {
@@ -318,10 +352,13 @@ export class ApiClient {
         this.emit({ type: 'lists-path', path: prefix, reason: 'route missing (HTTP 404)' });
       }
     }
-    throw new NotFoundError(`the service at ${this.baseUrl} serves no lists under ${order.join(' or ')} (HTTP 404: no such route)`, {
-      hint: 'check the base URL; if this deployment serves lists under another path, give it with --lists-path (e.g. --lists-path /api/v1/list-manager/lists)',
-      details: { tried: order },
-    });
+    throw new NotFoundError(
+      `the service at ${this.baseUrl} serves no lists under ${order.join(' or ')} (HTTP 404: no such route)`,
+      {
+        hint: 'check the base URL; if this deployment serves lists under another path, give it with --lists-path (e.g. --lists-path /api/v1/list-manager/lists)',
+        details: { tried: order },
+      },
+    );
   }
 
   /**
@@ -355,7 +392,14 @@ export class ApiClient {
 
   /** Up to 1000 customers with their loans and payments; invalid objects are skipped by the service. */
   async upsertCustomerBatch(body: JsonBody<CustomerBatch>, options?: RequestOptions): Promise<BatchResult> {
-    const res = await this.send({ method: 'POST', path: '/api/v1/loan-performance/batches/customers', body, auth: 'bearer', repeat: 'safe', ...options });
+    const res = await this.send({
+      method: 'POST',
+      path: '/api/v1/loan-performance/batches/customers',
+      body,
+      auth: 'bearer',
+      repeat: 'safe',
+      ...options,
+    });
     const parsed = BatchResponseSchema.safeParse(res.body);
     return { status: res.status, summary: parsed.success ? parsed.data.data : undefined, raw: res.body };
   }
@@ -375,10 +419,22 @@ export class ApiClient {
   }
 
   /** One lead's file builder columns, keyed by map id; `mapIds` filters them (sent as repeated map_ids[]). */
-  async lead(leadId: number | string, mapIds: readonly string[] = [], options?: RequestOptions): Promise<Record<string, unknown>> {
+  async lead(
+    leadId: number | string,
+    mapIds: readonly string[] = [],
+    options?: RequestOptions,
+  ): Promise<Record<string, unknown>> {
     const path = `/api/v1/lead-data/leads/${encodeURIComponent(String(leadId))}`;
     const query = mapIds.map((id): [string, string] => ['map_ids[]', id]);
-    const res = await this.send({ method: 'GET', path, query, auth: 'bearer', repeat: 'safe', subject: `lead ${leadId}`, ...options });
+    const res = await this.send({
+      method: 'GET',
+      path,
+      query,
+      auth: 'bearer',
+      repeat: 'safe',
+      subject: `lead ${leadId}`,
+      ...options,
+    });
     return this.expect(LeadResponseSchema, res, 'GET', path).data as Record<string, unknown>;
   }
 
@@ -444,7 +500,14 @@ export class ApiClient {
         if (caught instanceof BodySourceError) throw caught.cause;
         const error = caught;
         const code = networkErrorCode(error) ?? 'unknown';
-        this.emit({ type: 'network-error', method: spec.method, path: target, code, durationMs: performance.now() - started, attempt });
+        this.emit({
+          type: 'network-error',
+          method: spec.method,
+          path: target,
+          code,
+          durationMs: performance.now() - started,
+          attempt,
+        });
         const repeatable = spec.repeat === 'safe' ? isTransientNetworkError(error) : isConnectPhaseError(error);
         if (!repeatable) {
           throw errorFromNetwork({
@@ -458,15 +521,42 @@ export class ApiClient {
         }
         const decision = decideRetry(attempt, waitedMs, this.policy, undefined, this.random);
         if (!decision.retry) {
-          this.emit({ type: 'give-up', method: spec.method, path: target, attempts: attempt, reason: decision.reason ?? '' });
-          throw errorFromNetwork({ method: spec.method, path: target, baseUrl: this.baseUrl, attempts: attempt, error, gaveUp: decision.reason });
+          this.emit({
+            type: 'give-up',
+            method: spec.method,
+            path: target,
+            attempts: attempt,
+            reason: decision.reason ?? '',
+          });
+          throw errorFromNetwork({
+            method: spec.method,
+            path: target,
+            baseUrl: this.baseUrl,
+            attempts: attempt,
+            error,
+            gaveUp: decision.reason,
+          });
         }
-        this.emit({ type: 'retry', method: spec.method, path: target, attempt, delayMs: decision.delayMs, reason: code });
+        this.emit({
+          type: 'retry',
+          method: spec.method,
+          path: target,
+          attempt,
+          delayMs: decision.delayMs,
+          reason: code,
+        });
         await sleep(decision.delayMs, spec.signal);
         waitedMs += decision.delayMs;
         continue;
       }
-      this.emit({ type: 'response', method: spec.method, path: target, status: res.status, durationMs: performance.now() - started, attempt });
+      this.emit({
+        type: 'response',
+        method: spec.method,
+        path: target,
+        status: res.status,
+        durationMs: performance.now() - started,
+        attempt,
+      });
 
       if ((res.status >= 200 && res.status < 300) || spec.accept?.(res.status, res.body)) {
         return { status: res.status, headers: res.headers, body: res.body as T, attempts: attempt };
@@ -477,17 +567,46 @@ export class ApiClient {
         attempt--; // the renewal is not a retry of a failure
         continue;
       }
-      const failed = { method: spec.method, path: target, baseUrl: this.baseUrl, attempts: attempt, status: res.status, body: res.body, subject: spec.subject, repeatable: spec.repeat === 'safe', auth: spec.auth };
+      const failed = {
+        method: spec.method,
+        path: target,
+        baseUrl: this.baseUrl,
+        attempts: attempt,
+        status: res.status,
+        body: res.body,
+        subject: spec.subject,
+        repeatable: spec.repeat === 'safe',
+        auth: spec.auth,
+      };
       if (isRetryableStatus(res.status) && spec.repeat === 'safe') {
         const retryAfter = parseRetryAfter(res.headers['retry-after'], this.now());
-        const decision = decideRetry(attempt, waitedMs, this.policy, res.status === 429 || res.status === 503 ? retryAfter : undefined, this.random);
+        const decision = decideRetry(
+          attempt,
+          waitedMs,
+          this.policy,
+          res.status === 429 || res.status === 503 ? retryAfter : undefined,
+          this.random,
+        );
         if (decision.retry) {
-          this.emit({ type: 'retry', method: spec.method, path: target, attempt, delayMs: decision.delayMs, reason: `HTTP ${res.status}` });
+          this.emit({
+            type: 'retry',
+            method: spec.method,
+            path: target,
+            attempt,
+            delayMs: decision.delayMs,
+            reason: `HTTP ${res.status}`,
+          });
           await sleep(decision.delayMs, spec.signal);
           waitedMs += decision.delayMs;
           continue;
         }
-        this.emit({ type: 'give-up', method: spec.method, path: target, attempts: attempt, reason: decision.reason ?? '' });
+        this.emit({
+          type: 'give-up',
+          method: spec.method,
+          path: target,
+          attempts: attempt,
+          reason: decision.reason ?? '',
+        });
         throw (spec.mapError ?? errorFromResponse)({ ...failed, gaveUp: decision.reason });
       }
       throw (spec.mapError ?? errorFromResponse)(failed);
@@ -504,7 +623,10 @@ export class ApiClient {
       body = new URLSearchParams(spec.form).toString();
     } else if (typeof spec.body === 'function') {
       headers['content-type'] = 'application/json';
-      const stream: Readable = Readable.from(guardBodySource(spec.body as BodySource, (e) => bodySourceFailures.set(stream, e)), { objectMode: false });
+      const stream: Readable = Readable.from(
+        guardBodySource(spec.body as BodySource, (e) => bodySourceFailures.set(stream, e)),
+        { objectMode: false },
+      );
       body = stream;
     } else if (spec.body !== undefined) {
       headers['content-type'] = 'application/json';
@@ -514,13 +636,13 @@ export class ApiClient {
     let res: Dispatcher.ResponseData;
     try {
       res = await undiciRequest(this.origin + this.basePath + target, {
-      method: spec.method,
-      headers,
-      body,
-      dispatcher: this.dispatcher,
-      signal: spec.signal,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
+        method: spec.method,
+        headers,
+        body,
+        dispatcher: this.dispatcher,
+        signal: spec.signal,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
       });
     } catch (error) {
       const sourceFailure = body instanceof Readable ? bodySourceFailures.get(body) : undefined;
@@ -555,14 +677,21 @@ export class ApiClient {
       form: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret },
       auth: 'none',
       repeat: 'safe',
-      mapError: (failure) => errorFromTokenResponse({ ...failure, body: withoutSecret(failure.body, secret), clientId }),
+      mapError: (failure) =>
+        errorFromTokenResponse({ ...failure, body: withoutSecret(failure.body, secret), clientId }),
     });
     const parsed = TokenResponseSchema.safeParse(res.body);
     if (!parsed.success) {
-      throw new ServiceError(`the token endpoint at ${this.baseUrl} answered without a usable access token`, res.status, {
-        hint: 'check that the base URL points at the service (not a web page or proxy)',
-        details: { body: typeof res.body === 'string' ? (withoutSecret(res.body, secret) as string).slice(0, 200) : undefined },
-      });
+      throw new ServiceError(
+        `the token endpoint at ${this.baseUrl} answered without a usable access token`,
+        res.status,
+        {
+          hint: 'check that the base URL points at the service (not a web page or proxy)',
+          details: {
+            body: typeof res.body === 'string' ? (withoutSecret(res.body, secret) as string).slice(0, 200) : undefined,
+          },
+        },
+      );
     }
     const expiresIn = Number(parsed.data.expires_in);
     return {
@@ -600,10 +729,14 @@ export class ApiClient {
     const parsed = schema.safeParse(res.body);
     if (parsed.success) return parsed.data;
     const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-    throw new ServiceError(`the service answered ${method} ${path} (HTTP ${res.status}) in an unexpected shape: ${issues.join('; ')}`, res.status, {
-      hint: 'check that the base URL points at the service; rerun with --verbose and report it if it persists',
-      details: { issues },
-    });
+    throw new ServiceError(
+      `the service answered ${method} ${path} (HTTP ${res.status}) in an unexpected shape: ${issues.join('; ')}`,
+      res.status,
+      {
+        hint: 'check that the base URL points at the service; rerun with --verbose and report it if it persists',
+        details: { issues },
+      },
+    );
   }
 
   private emit(event: ApiEvent): void {
@@ -630,7 +763,10 @@ class BodySourceError extends Error {
   }
 }
 
-async function* guardBodySource(source: BodySource, onError: (error: unknown) => void): AsyncGenerator<Uint8Array | string> {
+async function* guardBodySource(
+  source: BodySource,
+  onError: (error: unknown) => void,
+): AsyncGenerator<Uint8Array | string> {
   try {
     yield* source();
   } catch (error) {

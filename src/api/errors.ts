@@ -5,7 +5,7 @@
 import {
   AuthError,
   ConflictError,
-  LeadctlError,
+  type LeadctlError,
   NetworkError,
   NotFoundError,
   PayloadTooLargeError,
@@ -81,7 +81,11 @@ function attemptsNote(r: FailedRequest): string {
 /** A non-2xx answer (after retries and the token renewal, where they apply), classified by src/api/status.ts. */
 export function errorFromResponse(r: FailedResponse): LeadctlError {
   const serviceMessage = messageOf(r.body);
-  const said = serviceMessage ? `: ${serviceMessage}` : r.body !== '' && r.body !== undefined ? `: ${describeBody(r.body)}` : '';
+  const said = serviceMessage
+    ? `: ${serviceMessage}`
+    : r.body !== '' && r.body !== undefined
+      ? `: ${describeBody(r.body)}`
+      : '';
   const details = { status: r.status, method: r.method, path: r.path, attempts: r.attempts, body: r.body };
   switch (classifyStatus(r.status)) {
     case 'unauthenticated':
@@ -91,10 +95,13 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
           details,
         });
       }
-      return new AuthError(`the service refused the access token for ${what(r)} (HTTP 401${said}), even after obtaining a new one`, {
-        hint: 'the client credentials may have been revoked or rotated: run `leadctl auth login` with the current secret, or update LEADCTL_CLIENT_SECRET',
-        details,
-      });
+      return new AuthError(
+        `the service refused the access token for ${what(r)} (HTTP 401${said}), even after obtaining a new one`,
+        {
+          hint: 'the client credentials may have been revoked or rotated: run `leadctl auth login` with the current secret, or update LEADCTL_CLIENT_SECRET',
+          details,
+        },
+      );
     case 'forbidden':
       return new AuthError(`not allowed for this client: ${what(r)} (HTTP 403${said})`, {
         hint: "the API client's scopes do not cover this endpoint: ask the account administrator to grant it in the dashboard, or log in with another client",
@@ -121,36 +128,54 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
       const sample = first ? `; first: ${first[0] ? first[0] + ': ' : ''}${first[1][0]}` : '';
       const about = r.subject ? ` for ${r.subject}` : '';
       if (r.status === 409) {
-        return new ConflictError(`the service refused ${what(r)}${about} as a conflict with what it holds (HTTP 409${said})${count ? `${sample}` : ''}`, fieldErrors, {
-          hint: 'the record conflicts with one the service already has (a duplicate id, or an id that belongs to another customer or loan): fix the record, then send it again',
-          details: { ...details, errors: fieldErrors },
-        });
+        return new ConflictError(
+          `the service refused ${what(r)}${about} as a conflict with what it holds (HTTP 409${said})${count ? `${sample}` : ''}`,
+          fieldErrors,
+          {
+            hint: 'the record conflicts with one the service already has (a duplicate id, or an id that belongs to another customer or loan): fix the record, then send it again',
+            details: { ...details, errors: fieldErrors },
+          },
+        );
       }
       return new ValidationError(
         `the service refused the request ${what(r)}${about} (HTTP ${r.status}${said})${count ? ` with ${count} field error${count === 1 ? '' : 's'}${sample}` : ''}`,
         fieldErrors,
-        { hint: 'fix the fields named in the errors and run the command again', details: { ...details, errors: fieldErrors } },
+        {
+          hint: 'fix the fields named in the errors and run the command again',
+          details: { ...details, errors: fieldErrors },
+        },
       );
     }
     case 'too-large':
-      return new PayloadTooLargeError(`the service refused ${what(r)} as too large (HTTP 413${said})`, {}, {
-        hint: 'send fewer records per request (split the input file into smaller ones), then run the command again',
-        details,
-      });
+      return new PayloadTooLargeError(
+        `the service refused ${what(r)} as too large (HTTP 413${said})`,
+        {},
+        {
+          hint: 'send fewer records per request (split the input file into smaller ones), then run the command again',
+          details,
+        },
+      );
     case 'retryable':
       if (r.status === 429) {
-        return new RateLimitedError(`the service is still rate limiting ${what(r)}${attemptsNote(r)} (HTTP 429${said})${gaveUpNote(r.gaveUp)}`, {
-          hint: 'wait a minute and run the command again; LEADCTL_RETRY_MAX_WAIT_MS allows a longer wait',
-          details,
-        });
+        return new RateLimitedError(
+          `the service is still rate limiting ${what(r)}${attemptsNote(r)} (HTTP 429${said})${gaveUpNote(r.gaveUp)}`,
+          {
+            hint: 'wait a minute and run the command again; LEADCTL_RETRY_MAX_WAIT_MS allows a longer wait',
+            details,
+          },
+        );
       }
-      return new ServiceError(`the service failed on ${what(r)} with HTTP ${r.status}${said}${attemptsNote(r)}${gaveUpNote(r.gaveUp)}`, r.status, {
-        hint:
-          r.repeatable === false
-            ? `the service at ${r.baseUrl} failed while handling the request, which may or may not have taken effect: check before sending it again`
-            : `the service at ${r.baseUrl} is having trouble: run the command again later (it is safe to repeat)`,
-        details,
-      });
+      return new ServiceError(
+        `the service failed on ${what(r)} with HTTP ${r.status}${said}${attemptsNote(r)}${gaveUpNote(r.gaveUp)}`,
+        r.status,
+        {
+          hint:
+            r.repeatable === false
+              ? `the service at ${r.baseUrl} failed while handling the request, which may or may not have taken effect: check before sending it again`
+              : `the service at ${r.baseUrl} is having trouble: run the command again later (it is safe to repeat)`,
+          details,
+        },
+      );
     default:
       return new RequestProblemError(
         `the service refused the request ${what(r)} with HTTP ${r.status}${said}: the request does not fit this deployment (not retried)`,
@@ -214,7 +239,12 @@ export function isTransientNetworkError(err: unknown): boolean {
 
 export function isTimeoutError(err: unknown): boolean {
   const code = networkErrorCode(err);
-  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT';
+  return (
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    code === 'ETIMEDOUT'
+  );
 }
 
 const CODE_WORDS: Record<string, string> = {
@@ -272,7 +302,11 @@ export function errorFromTokenResponse(r: FailedResponse & { clientId: string })
   const body = r.body && typeof r.body === 'object' ? (r.body as Record<string, unknown>) : {};
   const oauthError = typeof body.error === 'string' ? body.error : undefined;
   const description =
-    typeof body.error_description === 'string' ? body.error_description : typeof body.message === 'string' ? body.message : undefined;
+    typeof body.error_description === 'string'
+      ? body.error_description
+      : typeof body.message === 'string'
+        ? body.message
+        : undefined;
   if (r.status === 400 || r.status === 401 || r.status === 403) {
     const reason = [oauthError, description].filter(Boolean).join(': ') || describeBody(r.body) || `HTTP ${r.status}`;
     return new AuthError(`the service at ${r.baseUrl} refused the credentials of client ${r.clientId} (${reason})`, {

@@ -15,7 +15,7 @@ export const MAX_LEAD_ID_PAGES = 100_000;
 export class PagingError extends LeadctlError {
   constructor(message: string, details?: unknown) {
     super('paging', ExitCode.SERVICE, message, {
-      hint: 'the service\'s paging is inconsistent; nothing after the last good page was printed. Rerun later, and report it to the service if it persists',
+      hint: "the service's paging is inconsistent; nothing after the last good page was printed. Rerun later, and report it to the service if it persists",
       details,
     });
   }
@@ -39,22 +39,35 @@ export class PageGuard<Id extends string | number> {
   check(page: { ids: readonly Id[]; nextCursor?: string | null; reportedPages?: number }): void {
     this.pages++;
     if (page.reportedPages !== undefined && page.reportedPages > this.maxPages) {
-      throw new PagingError(`the service reports ${page.reportedPages.toLocaleString('en-US')} pages of ${this.what}, more than the ${this.maxPages.toLocaleString('en-US')} leadctl will follow`, { reported_pages: page.reportedPages, limit: this.maxPages });
+      throw new PagingError(
+        `the service reports ${page.reportedPages.toLocaleString('en-US')} pages of ${this.what}, more than the ${this.maxPages.toLocaleString('en-US')} leadctl will follow`,
+        { reported_pages: page.reportedPages, limit: this.maxPages },
+      );
     }
     if (this.pages > this.maxPages) {
-      throw new PagingError(`the service kept sending pages of ${this.what} past ${this.maxPages.toLocaleString('en-US')} pages`, { pages: this.pages, limit: this.maxPages });
+      throw new PagingError(
+        `the service kept sending pages of ${this.what} past ${this.maxPages.toLocaleString('en-US')} pages`,
+        { pages: this.pages, limit: this.maxPages },
+      );
     }
     const seenInPage = new Set<Id>();
     for (const id of page.ids) {
       if (this.ids.has(id) || seenInPage.has(id)) {
-        throw new PagingError(`page ${this.pages} of ${this.what} repeats ${String(id)}, already sent${this.ids.has(id) ? ' on an earlier page' : ' on the same page'}`, { page: this.pages, repeated: id });
+        throw new PagingError(
+          `page ${this.pages} of ${this.what} repeats ${String(id)}, already sent${this.ids.has(id) ? ' on an earlier page' : ' on the same page'}`,
+          { page: this.pages, repeated: id },
+        );
       }
       seenInPage.add(id);
     }
     for (const id of seenInPage) this.ids.add(id);
     const next = page.nextCursor;
     if (next) {
-      if (this.cursors.has(next)) throw new PagingError(`page ${this.pages} of ${this.what} points back to a cursor already followed (${next}): the paging would loop`, { page: this.pages, cursor: next });
+      if (this.cursors.has(next))
+        throw new PagingError(
+          `page ${this.pages} of ${this.what} points back to a cursor already followed (${next}): the paging would loop`,
+          { page: this.pages, cursor: next },
+        );
       this.cursors.add(next);
     }
   }

@@ -25,7 +25,10 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
  * Environment knobs, documented in docs/output.md. Tests use them to keep the
  * "service stays down" case short; operators use them to wait longer in cron.
  */
-export function retryPolicyFromEnv(env: Record<string, string | undefined>, base: RetryPolicy = DEFAULT_RETRY_POLICY): RetryPolicy {
+export function retryPolicyFromEnv(
+  env: Record<string, string | undefined>,
+  base: RetryPolicy = DEFAULT_RETRY_POLICY,
+): RetryPolicy {
   const read = (name: string, min: number): number | undefined => {
     const raw = env[name];
     if (raw === undefined || raw.trim() === '') return undefined;

@@ -23,14 +23,22 @@ function isoSeconds(epochMs: number): string {
 }
 
 /** The secret, from exactly one place: --client-secret-stdin, --client-secret-file, the environment, or a hidden prompt. */
-async function readSecret(ctx: CommandContext, opts: LoginOptions, envSecret: string | undefined): Promise<string | undefined> {
+async function readSecret(
+  ctx: CommandContext,
+  opts: LoginOptions,
+  envSecret: string | undefined,
+): Promise<string | undefined> {
   const { UsageError } = await import('../errors.js');
   if (opts.clientSecretStdin && opts.clientSecretFile) {
     throw new UsageError('give the client secret with either --client-secret-stdin or --client-secret-file, not both');
   }
   if (opts.clientSecretStdin) {
     const { secretFromStdin } = await import('../config/secret-input.js');
-    return secretFromStdin(ctx.io, '--client-secret-stdin', 'pipe the secret in, e.g. `pass show leadctl | leadctl auth login --client-id ID --client-secret-stdin`');
+    return secretFromStdin(
+      ctx.io,
+      '--client-secret-stdin',
+      'pipe the secret in, e.g. `pass show leadctl | leadctl auth login --client-id ID --client-secret-stdin`',
+    );
   }
   if (opts.clientSecretFile) {
     const { secretFromFile } = await import('../config/secret-input.js');
@@ -44,7 +52,6 @@ async function readSecret(ctx: CommandContext, opts: LoginOptions, envSecret: st
   }
   return undefined;
 }
-
 
 const login: Handler<LoginOptions> = async (ctx, _args, opts) => {
   const { UsageError } = await import('../errors.js');
@@ -93,10 +100,14 @@ const login: Handler<LoginOptions> = async (ctx, _args, opts) => {
   );
 
   if (environmentCredentialsSet(ctx.io.env)) {
-    ctx.log.warn(`Note: ${ENV.clientId} / ${ENV.clientSecret} are set in this environment; they still win over the saved profile until you unset them.`);
+    ctx.log.warn(
+      `Note: ${ENV.clientId} / ${ENV.clientSecret} are set in this environment; they still win over the saved profile until you unset them.`,
+    );
   }
   if (!opts.saveSecret) {
-    ctx.log.info(`The secret was not saved: commands work until the token expires (${isoSeconds(token.expiresAt)}), then run \`leadctl auth login\` again.`);
+    ctx.log.info(
+      `The secret was not saved: commands work until the token expires (${isoSeconds(token.expiresAt)}), then run \`leadctl auth login\` again.`,
+    );
   }
   const summary = {
     profile: profileName,
@@ -145,11 +156,22 @@ async function liveCheck(ctx: CommandContext): Promise<LiveCheck> {
     // 403: the credentials work, this client is just not allowed to list management systems.
     if (error instanceof AuthError && (error.details as { status?: number } | undefined)?.status === 403) {
       token = await client.token();
-      return { ok: true, token_expires_at: isoSeconds(token.expiresAt), note: 'authenticated; this client may not list management systems' };
+      return {
+        ok: true,
+        token_expires_at: isoSeconds(token.expiresAt),
+        note: 'authenticated; this client may not list management systems',
+      };
     }
     if (error instanceof AuthError) return { ok: false, error: error.toJSON() };
     if (error instanceof NetworkError || error instanceof ServiceError || error instanceof RateLimitedError) {
-      return { ok: false, unreachable: true, error: { ...error.toJSON(), hint: 'the status above is what is saved locally; check the network or the base URL, and run `leadctl auth status` again' } };
+      return {
+        ok: false,
+        unreachable: true,
+        error: {
+          ...error.toJSON(),
+          hint: 'the status above is what is saved locally; check the network or the base URL, and run `leadctl auth status` again',
+        },
+      };
     }
     throw error;
   }
@@ -157,7 +179,8 @@ async function liveCheck(ctx: CommandContext): Promise<LiveCheck> {
 
 function storedTokenExpiry(resolved: ResolvedCredentials): string | undefined {
   const token = resolved.usesProfileToken ? resolved.stored?.token : undefined;
-  if (!token || token.client_id !== resolved.clientId?.value || token.base_url !== resolved.baseUrl.value) return undefined;
+  if (!token || token.client_id !== resolved.clientId?.value || token.base_url !== resolved.baseUrl.value)
+    return undefined;
   return token.expires_at.replace(/\.\d{3}Z$/, 'Z');
 }
 
@@ -186,7 +209,9 @@ const status: Handler<StatusOptions> = async (ctx, _args, opts) => {
   if (!resolved.clientId) {
     live = {
       ok: false,
-      error: new AuthError(`not logged in: no client id for profile "${resolved.profile.value}" and none in the environment`).toJSON(),
+      error: new AuthError(
+        `not logged in: no client id for profile "${resolved.profile.value}" and none in the environment`,
+      ).toJSON(),
     };
   } else {
     live = await liveCheck(ctx);
@@ -209,7 +234,8 @@ const status: Handler<StatusOptions> = async (ctx, _args, opts) => {
   }
 
   const src = (s: CredentialSource | null | undefined) => (s ? ` (${SOURCE_LABEL[s]})` : '');
-  const cachedTokenState = (expiry: string) => `cached, ${Date.parse(expiry) > ctx.io.now().getTime() ? 'valid until' : 'expired at'} ${ctx.output.time(expiry)}`;
+  const cachedTokenState = (expiry: string) =>
+    `cached, ${Date.parse(expiry) > ctx.io.now().getTime() ? 'valid until' : 'expired at'} ${ctx.output.time(expiry)}`;
   const human = () => {
     const lines = [
       `Profile:       ${resolved.profile.value}${src(resolved.profile.source)}${resolved.stored ? '' : ' (not saved)'}`,
@@ -241,7 +267,9 @@ const status: Handler<StatusOptions> = async (ctx, _args, opts) => {
   if (!live.ok) {
     const error = live.error ?? {};
     if (live.unreachable) {
-      ctx.log.warn(`Error: the service could not be reached (one try of at most ${LIVE_CHECK_TIMEOUT_MS / 1000} s): ${String(error.message ?? 'no answer')}`);
+      ctx.log.warn(
+        `Error: the service could not be reached (one try of at most ${LIVE_CHECK_TIMEOUT_MS / 1000} s): ${String(error.message ?? 'no answer')}`,
+      );
       ctx.log.warn(`Hint: ${String(error.hint)}`);
       return ExitCode.SERVICE;
     }
@@ -263,16 +291,23 @@ const logout: Handler<LogoutOptions> = async (ctx, _args, opts) => {
   const name = resolveProfileName({ profile: ctx.globals.profile }, ctx.io.env, store.read()).value;
   if (opts.remove) {
     const { confirm } = await import('../output/prompt.js');
-    await confirm(ctx.io, `Remove profile "${name}" (base URL, client id, secret and token)?`, { yes: opts.yes === true });
+    await confirm(ctx.io, `Remove profile "${name}" (base URL, client id, secret and token)?`, {
+      yes: opts.yes === true,
+    });
   }
   const existed = opts.remove ? store.removeProfile(name) : store.forgetSecrets(name);
   if (opts.remove) {
     // A profile removed leaves no record of what it sent, and no key, behind.
-    const [{ forgetProfile }, { stateDir }] = await Promise.all([import('../jobs/delta/record.js'), import('../jobs/push/state-dir.js')]);
+    const [{ forgetProfile }, { stateDir }] = await Promise.all([
+      import('../jobs/delta/record.js'),
+      import('../jobs/push/state-dir.js'),
+    ]);
     forgetProfile(stateDir(ctx.io.env), ctx.config.dir, name);
   }
   if (environmentCredentialsSet(ctx.io.env)) {
-    ctx.log.warn(`Note: ${ENV.clientId} / ${ENV.clientSecret} are still set in this environment; commands keep using them.`);
+    ctx.log.warn(
+      `Note: ${ENV.clientId} / ${ENV.clientSecret} are still set in this environment; commands keep using them.`,
+    );
   }
   const action = opts.remove ? 'removed' : 'secret and token forgotten';
   await ctx.output.document({ profile: name, logged_out: existed, removed: opts.remove === true && existed }, () =>
@@ -290,7 +325,10 @@ const token: Handler = async (ctx) => {
     await ctx.output.write(t.accessToken + '\n');
     return;
   }
-  await ctx.output.document({ access_token: t.accessToken, token_type: 'Bearer', expires_at: isoSeconds(t.expiresAt) }, () => t.accessToken);
+  await ctx.output.document(
+    { access_token: t.accessToken, token_type: 'Bearer', expires_at: isoSeconds(t.expiresAt) },
+    () => t.accessToken,
+  );
 };
 
 export const register: Register = (program: Command, bind) => {

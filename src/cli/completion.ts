@@ -25,6 +25,7 @@ export const register: Register = (program, bind) => {
         '  bash  source <(leadctl completion bash)',
         '        leadctl completion bash > ~/.local/share/bash-completion/completions/leadctl',
         '  zsh   source <(leadctl completion zsh)          (after compinit)',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a zsh expansion shown to the user, not a template
         '        leadctl completion zsh > "${fpath[1]}/_leadctl"',
         '  fish  leadctl completion fish | source',
         '        leadctl completion fish > ~/.config/fish/completions/leadctl.fish',

@@ -118,8 +118,15 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
     dir,
     store: () => (store ??= import('../config/profiles.js').then((m) => m.openProfileStore(dir))),
     async credentials(flags = {}) {
-      const [{ resolveCredentials }, profiles] = await Promise.all([import('../config/credentials.js'), config.store()]);
-      return resolveCredentials({ profile: globals.profile, baseUrl: globals.baseUrl, ...flags }, io.env, profiles.read());
+      const [{ resolveCredentials }, profiles] = await Promise.all([
+        import('../config/credentials.js'),
+        config.store(),
+      ]);
+      return resolveCredentials(
+        { profile: globals.profile, baseUrl: globals.baseUrl, ...flags },
+        io.env,
+        profiles.read(),
+      );
     },
   };
 
@@ -131,8 +138,20 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
     log.warn(`[production] ${baseUrl} (profile "${profile}")`);
   };
 
-  const makeClient = async (flags: Pick<CredentialFlags, 'clientId' | 'clientSecret'>, quick?: { timeoutMs: number }): Promise<ApiClient> => {
-    const [{ createApiClient, proxyFromEnv }, { formatMs, retryPolicyFromEnv }, { formatApiEvent }, { redact }, credentials, { listsPathMemory }, { stateDir }, { packageVersion }] = await Promise.all([
+  const makeClient = async (
+    flags: Pick<CredentialFlags, 'clientId' | 'clientSecret'>,
+    quick?: { timeoutMs: number },
+  ): Promise<ApiClient> => {
+    const [
+      { createApiClient, proxyFromEnv },
+      { formatMs, retryPolicyFromEnv },
+      { formatApiEvent },
+      { redact },
+      credentials,
+      { listsPathMemory },
+      { stateDir },
+      { packageVersion },
+    ] = await Promise.all([
       import('../api/client.js'),
       import('../api/retry.js'),
       import('../api/events.js'),
@@ -144,7 +163,11 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
       import('./main.js'),
     ]);
     const profiles = await config.store();
-    const resolved = credentials.resolveCredentials({ profile: globals.profile, baseUrl: globals.baseUrl, ...flags }, io.env, profiles.read());
+    const resolved = credentials.resolveCredentials(
+      { profile: globals.profile, baseUrl: globals.baseUrl, ...flags },
+      io.env,
+      profiles.read(),
+    );
     credentials.requireUsableCredentials(resolved);
     markProduction(resolved.baseUrl.value, resolved.profile.value);
     let retry;

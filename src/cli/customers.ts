@@ -16,22 +16,52 @@ interface BatchFlags extends PushFlags {
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 export const register: Register = (program, bind) => {
-  const customers = program.command('customers').description('report customers, with their loans and payments, to the loan performance service');
+  const customers = program
+    .command('customers')
+    .description('report customers, with their loans and payments, to the loan performance service');
 
   const batch = customers
     .command('batch')
     .description(
       'push the LMS export: customers with all their loans and payments, in chunks of at most 1000 customers, with retries, a rejects file and --resume',
     )
-    .argument('[files...]', 'batch-shape JSON/NDJSON, or CSV with one row per payment (loan columns repeated); .gz is fine; - for stdin')
+    .argument(
+      '[files...]',
+      'batch-shape JSON/NDJSON, or CSV with one row per payment (loan columns repeated); .gz is fine; - for stdin',
+    )
     .option('--loans <file>', 'CSV with one row per loan (repeatable)', collect)
-    .option('--payments <file>', 'CSV with one row per payment, joined to --loans on customer and loan id (repeatable)', collect)
+    .option(
+      '--payments <file>',
+      'CSV with one row per payment, joined to --loans on customer and loan id (repeatable)',
+      collect,
+    )
     .option('--chunk-size <n>', 'customers per request', wholeNumber('--chunk-size', 1, 1000), 1000)
-    .option('--max-bytes <size>', 'largest request body (a single larger customer is sent alone)', byteSize, 8 * 1024 * 1024)
-    .option('--resume', 'continue an interrupted push of the same inputs: send only what the service has not acknowledged')
-    .addOption(new Option('--changed-only', 'send only customers that changed since the service last acknowledged them (by the local record of what was sent), or were last sent over --max-age ago').conflicts('full'))
-    .option('--full', 'send every customer and refresh the record of what was sent (the weekly run beside nightly --changed-only)')
-    .option('--max-age <days>', 'with --changed-only: resend customers last sent more than this many days ago', wholeNumber('--max-age', 0, 3650), 30);
+    .option(
+      '--max-bytes <size>',
+      'largest request body (a single larger customer is sent alone)',
+      byteSize,
+      8 * 1024 * 1024,
+    )
+    .option(
+      '--resume',
+      'continue an interrupted push of the same inputs: send only what the service has not acknowledged',
+    )
+    .addOption(
+      new Option(
+        '--changed-only',
+        'send only customers that changed since the service last acknowledged them (by the local record of what was sent), or were last sent over --max-age ago',
+      ).conflicts('full'),
+    )
+    .option(
+      '--full',
+      'send every customer and refresh the record of what was sent (the weekly run beside nightly --changed-only)',
+    )
+    .option(
+      '--max-age <days>',
+      'with --changed-only: resend customers last sent more than this many days ago',
+      wholeNumber('--max-age', 0, 3650),
+      30,
+    );
   addPushOptions(batch, 'requests').action(
     bind<BatchFlags>(async (ctx, args, opts, cmd) => {
       const { runBatchPushCommand } = await import('./push-run.js');
@@ -62,7 +92,9 @@ export const register: Register = (program, bind) => {
 
   const push = customers
     .command('push')
-    .description('upsert customers one request each, with their lead loan (real-time reporting of a loan from a lead post)')
+    .description(
+      'upsert customers one request each, with their lead loan (real-time reporting of a loan from a lead post)',
+    )
     .argument('<file>', 'CSV, JSON or NDJSON of customers with their lead loan; - reads one JSON record from stdin');
   addPushOptions(push, 'requests').action(
     bind<PushFlags>(async (ctx, args, opts) => {

@@ -16,7 +16,11 @@ function hasCommand(root: Command, path: string[]): boolean {
 }
 
 const demo: Handler<DemoOptions> = async (ctx, _args, opts, cmd) => {
-  const [{ runDemo }, { main }, { ExitCode }] = await Promise.all([import('../jobs/demo.js'), import('./main.js'), import('../errors.js')]);
+  const [{ runDemo }, { main }, { ExitCode }] = await Promise.all([
+    import('../jobs/demo.js'),
+    import('./main.js'),
+    import('../errors.js'),
+  ]);
   let root: Command = cmd;
   while (root.parent) root = root.parent;
   // With --output json, stdout carries one summary document; the show goes to stderr.
@@ -39,8 +43,13 @@ const demo: Handler<DemoOptions> = async (ctx, _args, opts, cmd) => {
 export const register: Register = (program, bind) => {
   program
     .command('demo')
-    .description('show the whole tool at work against a throwaway local sandbox (a few seconds; your profiles are never touched)')
-    .option('--keep', 'leave the sandbox running afterwards and print how to point other commands at it (Ctrl-C stops it)')
+    .description(
+      'show the whole tool at work against a throwaway local sandbox (a few seconds; your profiles are never touched)',
+    )
+    .option(
+      '--keep',
+      'leave the sandbox running afterwards and print how to point other commands at it (Ctrl-C stops it)',
+    )
     .addHelpText(
       'after',
       '\nSteps: log in; upload an SSN suppression list from a messy CSV; push an LMS export with its mapping;\n' +

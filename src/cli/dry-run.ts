@@ -29,7 +29,11 @@ const dryRun: Handler<DryRunOptions> = async (ctx, _args, opts) => {
   return single(ctx, opts, lookbacks);
 };
 
-async function single(ctx: CommandContext, opts: DryRunOptions, lookbacks: import('../ingest/dry-run/input.js').Lookbacks): Promise<number> {
+async function single(
+  ctx: CommandContext,
+  opts: DryRunOptions,
+  lookbacks: import('../ingest/dry-run/input.js').Lookbacks,
+): Promise<number> {
   const [{ buildDryRunRequest }, { UsageError, ExitCode }, { DRY_RUN_REASONS }] = await Promise.all([
     import('../ingest/dry-run/input.js'),
     import('../errors.js'),
@@ -37,37 +41,61 @@ async function single(ctx: CommandContext, opts: DryRunOptions, lookbacks: impor
   ]);
   const check = buildDryRunRequest(opts.ssn, opts.email, lookbacks);
   if (!check.ok) {
-    throw new UsageError(`dry-run: ${check.problems.join('; ')}`, { hint: 'e.g. leadctl dry-run --ssn 123-45-6789, or --email ann@example.com, or --file applicants.csv' });
+    throw new UsageError(`dry-run: ${check.problems.join('; ')}`, {
+      hint: 'e.g. leadctl dry-run --ssn 123-45-6789, or --email ann@example.com, or --file applicants.csv',
+    });
   }
   const api = await ctx.api();
   const result = await api.dryRun(check.request);
   const reason = result.reason ?? undefined;
-  const words = reason === undefined ? undefined : (DRY_RUN_REASONS as Record<string, string>)[reason] ?? reason;
+  const words = reason === undefined ? undefined : ((DRY_RUN_REASONS as Record<string, string>)[reason] ?? reason);
   await ctx.output.document(
     { pass: result.pass, ...(result.pass ? {} : { reason: reason ?? null, reason_text: words ?? null }) },
-    () => (result.pass ? 'PASS' : `FAIL: ${words ?? 'no reason given'}${reason && words !== reason ? ` (${reason})` : ''}`),
+    () =>
+      result.pass ? 'PASS' : `FAIL: ${words ?? 'no reason given'}${reason && words !== reason ? ` (${reason})` : ''}`,
   );
   return result.pass ? ExitCode.OK : ExitCode.REJECTED;
 }
 
-async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import('../ingest/dry-run/input.js').Lookbacks): Promise<number> {
-  const [{ openDryRunFile }, job, { parsePositiveInt, parseRetries }, { checkOutputPath, exportToFile }, { UsageError, formatLocation }] = await Promise.all([
+async function bulk(
+  ctx: CommandContext,
+  opts: DryRunOptions,
+  lookbacks: import('../ingest/dry-run/input.js').Lookbacks,
+): Promise<number> {
+  const [
+    { openDryRunFile },
+    job,
+    { parsePositiveInt, parseRetries },
+    { checkOutputPath, exportToFile },
+    { UsageError, formatLocation },
+  ] = await Promise.all([
     import('../ingest/dry-run/input.js'),
     import('../jobs/dry-run-bulk.js'),
     import('../ingest/date-flags.js'),
     import('../ingest/table/writer.js'),
     import('../errors.js'),
   ]);
-  if (opts.ssn !== undefined || opts.email !== undefined) throw new UsageError('--file checks the rows of a file: leave out --ssn and --email');
+  if (opts.ssn !== undefined || opts.email !== undefined)
+    throw new UsageError('--file checks the rows of a file: leave out --ssn and --email');
   const concurrency = parsePositiveInt(opts.concurrency, '--concurrency', 32);
   const retries = parseRetries(opts.retries);
   const { resolve } = await import('node:path');
-  if (opts.out !== undefined && opts.file !== '-' && resolve(ctx.io.cwd, opts.out) === resolve(ctx.io.cwd, opts.file!)) {
+  if (
+    opts.out !== undefined &&
+    opts.file !== '-' &&
+    resolve(ctx.io.cwd, opts.out) === resolve(ctx.io.cwd, opts.file!)
+  ) {
     throw new UsageError(`--out ${opts.out} is the input file itself; write the results to another file`);
   }
   if (opts.out !== undefined) checkOutputPath(opts.out, ctx.io.cwd, '--out');
-  const file = await openDryRunFile(opts.file!, ctx.io, { ssnColumn: opts.ssnColumn, emailColumn: opts.emailColumn, lookbacks });
-  ctx.log.debug(`dry-run: ${file.name}: ssn column ${file.ssnColumn ?? '(none)'}, email column ${file.emailColumn ?? '(none)'}`);
+  const file = await openDryRunFile(opts.file!, ctx.io, {
+    ssnColumn: opts.ssnColumn,
+    emailColumn: opts.emailColumn,
+    lookbacks,
+  });
+  ctx.log.debug(
+    `dry-run: ${file.name}: ssn column ${file.ssnColumn ?? '(none)'}, email column ${file.emailColumn ?? '(none)'}`,
+  );
   const { count, seconds: inWords } = await import('../output/words.js');
   const api = await ctx.api();
   const progress = ctx.progress(`Checking ${file.name}…`);
@@ -122,16 +150,25 @@ async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import(
   if (uncheckedCount > 0) {
     const groups = [...unchecked.entries()].sort((x, y) => y[1].count - x[1].count);
     const width = Math.max(...groups.map(([, g]) => String(g.count).length));
-    ctx.log.warn(`${count(uncheckedCount, 'row')} not checked, by reason (first of each; every row has its reason in the results):`);
+    ctx.log.warn(
+      `${count(uncheckedCount, 'row')} not checked, by reason (first of each; every row has its reason in the results):`,
+    );
     for (const [kind, g] of groups) {
       ctx.log.warn(`  ${String(g.count).padStart(width)}  ${kind}`);
-      ctx.log.warn(`  ${''.padStart(width)}    e.g. ${formatLocation({ file: file.name, row: g.first.row })}${g.first.reason}`);
+      ctx.log.warn(
+        `  ${''.padStart(width)}    e.g. ${formatLocation({ file: file.name, row: g.first.row })}${g.first.reason}`,
+      );
     }
     const grouped = groups.reduce((n, [, g]) => n + g.count, 0);
     if (uncheckedCount > grouped) ctx.log.warn(`  ${uncheckedCount - grouped} more, for other reasons`);
   }
   const elapsed = (ctx.io.now().getTime() - started) / 1000;
-  const document = { file: file.name, out: opts.out ?? null, ...summary, elapsed_seconds: Math.round(elapsed * 10) / 10 };
+  const document = {
+    file: file.name,
+    out: opts.out ?? null,
+    ...summary,
+    elapsed_seconds: Math.round(elapsed * 10) / 10,
+  };
   const text = [
     `${count(summary.rows, 'row')} checked from ${file.name} in ${inWords(elapsed)}: ${summary.passed} passed, ${summary.failed} failed, ${summary.invalid} invalid${summary.errors ? `, ${summary.errors} could not be checked` : ''}.`,
     ...Object.entries(summary.reasons).map(([reason, n]) => `  failed (${reason}): ${n}`),
@@ -145,12 +182,22 @@ async function bulk(ctx: CommandContext, opts: DryRunOptions, lookbacks: import(
 export const register: Register = (program, bind) => {
   program
     .command('dry-run')
-    .description('was this applicant already bought, or underwritten recently? PASS (exit 0) or FAIL (exit 4) with the reason')
+    .description(
+      'was this applicant already bought, or underwritten recently? PASS (exit 0) or FAIL (exit 4) with the reason',
+    )
     .option('--ssn <ssn>', 'social security number (dashes and spaces are ignored)')
     .option('--email <email>', 'email address')
-    .option('--purchased-lookback <days|off>', 'previously-purchased window in days, or off (service default: all time)')
+    .option(
+      '--purchased-lookback <days|off>',
+      'previously-purchased window in days, or off (service default: all time)',
+    )
     .option('--underwriting-lookback <days|off>', 'underwriting-cost window in days, or off (service default: 3 days)')
-    .addOption(new Option('--file <csv>', 'check every row of a CSV with ssn and/or email columns (- for stdin)').conflicts(['ssn', 'email']))
+    .addOption(
+      new Option('--file <csv>', 'check every row of a CSV with ssn and/or email columns (- for stdin)').conflicts([
+        'ssn',
+        'email',
+      ]),
+    )
     .option('--out <csv>', 'with --file: write the input columns plus pass and reason to this CSV')
     .option('--ssn-column <name>', 'with --file: header of the SSN column (default: ssn, social_security_number…)')
     .option('--email-column <name>', 'with --file: header of the email column (default: email, email_address…)')

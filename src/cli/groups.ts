@@ -19,4 +19,19 @@ import { register as systems } from './systems.js';
  * (commander only): they load their implementation inside the action, so that
  * `leadctl --version` and `--help` pay for commander alone.
  */
-export const commandGroups: Register[] = [auth, systems, lists, customers, loans, payments, mapping, leads, dryRun, legacy, state, sandbox, demo, completion];
+export const commandGroups: Register[] = [
+  auth,
+  systems,
+  lists,
+  customers,
+  loans,
+  payments,
+  mapping,
+  leads,
+  dryRun,
+  legacy,
+  state,
+  sandbox,
+  demo,
+  completion,
+];

@@ -26,14 +26,23 @@ interface AcceptOptions extends KeyOptions {
  */
 async function readApiKey(ctx: CommandContext, opts: KeyOptions, stdinTaken: boolean): Promise<string | undefined> {
   const { UsageError } = await import('../errors.js');
-  const given = [opts.apiKey !== undefined && '--api-key', opts.apiKeyFile !== undefined && '--api-key-file', opts.apiKeyStdin && '--api-key-stdin'].filter(Boolean);
+  const given = [
+    opts.apiKey !== undefined && '--api-key',
+    opts.apiKeyFile !== undefined && '--api-key-file',
+    opts.apiKeyStdin && '--api-key-stdin',
+  ].filter(Boolean);
   if (given.length > 1) throw new UsageError(`give the api key one way, not with ${given.join(' and ')}`);
   if (opts.apiKey !== undefined) {
-    ctx.log.warn('Warning: an api key given with --api-key can be read by other users of this machine (ps) and stays in your shell history; use LEADCTL_API_KEY, --api-key-file FILE or --api-key-stdin');
+    ctx.log.warn(
+      'Warning: an api key given with --api-key can be read by other users of this machine (ps) and stays in your shell history; use LEADCTL_API_KEY, --api-key-file FILE or --api-key-stdin',
+    );
     return opts.apiKey;
   }
   if (opts.apiKeyStdin) {
-    if (stdinTaken) throw new UsageError('--api-key-stdin cannot be used when the leads come from stdin (-)', { hint: 'use LEADCTL_API_KEY or --api-key-file FILE' });
+    if (stdinTaken)
+      throw new UsageError('--api-key-stdin cannot be used when the leads come from stdin (-)', {
+        hint: 'use LEADCTL_API_KEY or --api-key-file FILE',
+      });
     const { secretFromStdin } = await import('../config/secret-input.js');
     return secretFromStdin(ctx.io, '--api-key-stdin');
   }
@@ -45,23 +54,39 @@ async function readApiKey(ctx: CommandContext, opts: KeyOptions, stdinTaken: boo
   return ctx.io.env.LEADCTL_API_KEY || undefined;
 }
 
-const KEY_HELP = 'The campaign api key comes from --api-key-file FILE (or LEADCTL_API_KEY_FILE), --api-key-stdin, or LEADCTL_API_KEY;\n--api-key KEY still works but shows the key to every user in `ps` and keeps it in shell history.';
+const KEY_HELP =
+  'The campaign api key comes from --api-key-file FILE (or LEADCTL_API_KEY_FILE), --api-key-stdin, or LEADCTL_API_KEY;\n--api-key KEY still works but shows the key to every user in `ps` and keeps it in shell history.';
 
 /** Prints one answer: text and an offers table for people, nothing yet for JSON (one document at the end). */
-async function showResult(ctx: CommandContext, response: LegacyResponse, receivedAt: Date, title?: string): Promise<void> {
+async function showResult(
+  ctx: CommandContext,
+  response: LegacyResponse,
+  receivedAt: Date,
+  title?: string,
+): Promise<void> {
   if (!ctx.output.isHuman) return;
-  const [{ legacyResultText }, { OFFER_COLUMNS }] = await Promise.all([import('../output/legacy-result.js'), import('../output/offers.js')]);
+  const [{ legacyResultText }, { OFFER_COLUMNS }] = await Promise.all([
+    import('../output/legacy-result.js'),
+    import('../output/offers.js'),
+  ]);
   const text = legacyResultText(response, { title, receivedAt, now: ctx.io.now() });
   await ctx.output.write(text.head);
   if (text.offers) await ctx.output.list(text.offers, OFFER_COLUMNS);
   if (text.tail) await ctx.output.write(text.tail);
 }
 
-async function showRecords(ctx: CommandContext, records: import('../output/legacy-result.js').LegacyResultRecord[], single: boolean): Promise<void> {
+async function showRecords(
+  ctx: CommandContext,
+  records: import('../output/legacy-result.js').LegacyResultRecord[],
+  single: boolean,
+): Promise<void> {
   if (ctx.output.isHuman) return;
-  const columns = ['lead', 'outcome', 'status', 'result', 'redirect_url', 'errors', 'price_reject'].map((key) => ({ key }));
+  const columns = ['lead', 'outcome', 'status', 'result', 'redirect_url', 'errors', 'price_reject'].map((key) => ({
+    key,
+  }));
   // accept-offer answers about one offer: an object. A post is an array, one record per lead, however many leads the file held.
-  if (single && (ctx.output.format === 'json' || ctx.output.format === 'ndjson')) await ctx.output.record(records[0]!, columns, { json: records[0] });
+  if (single && (ctx.output.format === 'json' || ctx.output.format === 'ndjson'))
+    await ctx.output.record(records[0]!, columns, { json: records[0] });
   else await ctx.output.list(records, columns, { jsonRow: (r) => r });
 }
 
@@ -76,7 +101,13 @@ const post: Handler<PostOptions> = async (ctx, args, opts) => {
   const stampZone = checkStampZone(opts.stampZone);
   // The key first: --api-key-stdin reads stdin, which must not be the leads.
   const apiKey = await readApiKey(ctx, opts, args[0] === '-');
-  const fromEnv = apiKey !== undefined && apiKey === (ctx.io.env.LEADCTL_API_KEY || undefined) && opts.apiKey === undefined && opts.apiKeyFile === undefined && !opts.apiKeyStdin && !ctx.io.env.LEADCTL_API_KEY_FILE;
+  const fromEnv =
+    apiKey !== undefined &&
+    apiKey === (ctx.io.env.LEADCTL_API_KEY || undefined) &&
+    opts.apiKey === undefined &&
+    opts.apiKeyFile === undefined &&
+    !opts.apiKeyStdin &&
+    !ctx.io.env.LEADCTL_API_KEY_FILE;
   const input = await readLegacyInput(args[0] as string, ctx.io);
   const checked = job.checkLegacyLeads(input, {
     apiKeyFlag: fromEnv ? undefined : apiKey,
@@ -87,7 +118,11 @@ const post: Handler<PostOptions> = async (ctx, args, opts) => {
   });
   const several = input.shape !== 'object';
   const where = (lead: { number: number; line?: number }) =>
-    input.shape === 'object' ? input.source : input.shape === 'ndjson' ? `${input.source}, line ${lead.line}` : `${input.source}, lead ${lead.number}`;
+    input.shape === 'object'
+      ? input.source
+      : input.shape === 'ndjson'
+        ? `${input.source}, line ${lead.line}`
+        : `${input.source}, lead ${lead.number}`;
   for (const lead of checked.leads) for (const note of lead.notes) ctx.log.warn(`Warning: ${where(lead)}: ${note}`);
 
   if (checked.problems.length) {
@@ -99,13 +134,19 @@ const post: Handler<PostOptions> = async (ctx, args, opts) => {
       `${checked.problems.length} problem${checked.problems.length === 1 ? '' : 's'} in ${bad} of ${checked.leads.length} lead${checked.leads.length === 1 ? '' : 's'}; nothing was sent`,
       { file: input.source },
       {
-        hint: checked.problems.some((p) => p.path === 'api_key') ? 'give the campaign key in LEADCTL_API_KEY, with --api-key-file FILE or --api-key-stdin, or put api_key in the file' : 'fix the fields named above and run again (--validate-only checks without sending)',
+        hint: checked.problems.some((p) => p.path === 'api_key')
+          ? 'give the campaign key in LEADCTL_API_KEY, with --api-key-file FILE or --api-key-stdin, or put api_key in the file'
+          : 'fix the fields named above and run again (--validate-only checks without sending)',
         details: { problems: checked.problems },
       },
     );
   }
   if (opts.validateOnly) {
-    await ctx.output.document({ valid: true, leads: checked.leads.length, sent: 0 }, () => `${checked.leads.length} lead${checked.leads.length === 1 ? '' : 's'} valid; nothing was sent (--validate-only).`);
+    await ctx.output.document(
+      { valid: true, leads: checked.leads.length, sent: 0 },
+      () =>
+        `${checked.leads.length} lead${checked.leads.length === 1 ? '' : 's'} valid; nothing was sent (--validate-only).`,
+    );
     return errors.ExitCode.OK;
   }
 
@@ -135,7 +176,12 @@ const post: Handler<PostOptions> = async (ctx, args, opts) => {
     const record = legacyResultRecord(response, receivedAt, lead.number);
     records.push(record);
     outcomes.push(record.outcome);
-    await showResult(ctx, response, receivedAt, several ? `Lead ${lead.number}${lead.line ? ` (line ${lead.line})` : ''}` : undefined);
+    await showResult(
+      ctx,
+      response,
+      receivedAt,
+      several ? `Lead ${lead.number}${lead.line ? ` (line ${lead.line})` : ''}` : undefined,
+    );
   }
   await showRecords(ctx, records, false);
   return job.legacyExitCode(outcomes);
@@ -150,14 +196,24 @@ const acceptOffer: Handler<AcceptOptions> = async (ctx, _args, opts) => {
   ]);
   const apiKey = await readApiKey(ctx, opts, false);
   if (apiKey === undefined) {
-    throw new errors.UsageError('legacy accept-offer needs the price-reject campaign\'s api key: LEADCTL_API_KEY, --api-key-file FILE or --api-key-stdin', { hint: 'the key is the campaign\'s own (`leadctl legacy post` shows its last four with the offers)' });
+    throw new errors.UsageError(
+      "legacy accept-offer needs the price-reject campaign's api key: LEADCTL_API_KEY, --api-key-file FILE or --api-key-stdin",
+      { hint: "the key is the campaign's own (`leadctl legacy post` shows its last four with the offers)" },
+    );
   }
   const offerId = /^\d+$/.test(opts.offerId.trim()) ? Number(opts.offerId) : Number.NaN;
   const body = { api_key: apiKey, price_reject_offer_id: offerId };
   const parsed = PriceRejectAcceptSchema.safeParse(body);
   if (!parsed.success || Number.isNaN(offerId)) {
-    const problems = parsed.success ? [] : formatZodIssues(parsed.error).map((i) => `${i.path === 'price_reject_offer_id' ? '--offer-id' : i.path === 'api_key' ? '--api-key' : i.path}: ${i.message}`);
-    throw new errors.UsageError(problems.join('; ') || `--offer-id must be a whole number (an offer id), got "${opts.offerId}"`);
+    const problems = parsed.success
+      ? []
+      : formatZodIssues(parsed.error).map(
+          (i) =>
+            `${i.path === 'price_reject_offer_id' ? '--offer-id' : i.path === 'api_key' ? '--api-key' : i.path}: ${i.message}`,
+        );
+    throw new errors.UsageError(
+      problems.join('; ') || `--offer-id must be a whole number (an offer id), got "${opts.offerId}"`,
+    );
   }
   const api = await ctx.api();
   const response = await api.priceRejectAccept(parsed.data);
@@ -168,17 +224,26 @@ const acceptOffer: Handler<AcceptOptions> = async (ctx, _args, opts) => {
 };
 
 export const register: Register = (program, bind) => {
-  const legacy: Command = program.command('legacy').description('the legacy lead post (campaign api key, no login needed) and price-reject offers');
+  const legacy: Command = program
+    .command('legacy')
+    .description('the legacy lead post (campaign api key, no login needed) and price-reject offers');
 
   legacy
     .command('post')
     .description('post leads from a JSON file (one lead, an array, or NDJSON; - for stdin), validated locally first')
     .argument('<file>', 'JSON or NDJSON file of leads, or - for stdin')
-    .option('--api-key-file <file>', 'read the campaign api key from FILE (first line); else LEADCTL_API_KEY_FILE, LEADCTL_API_KEY, api_key in the leads')
+    .option(
+      '--api-key-file <file>',
+      'read the campaign api key from FILE (first line); else LEADCTL_API_KEY_FILE, LEADCTL_API_KEY, api_key in the leads',
+    )
     .option('--api-key-stdin', 'read the campaign api key from stdin (first line; not with leads from -)')
     .option('--api-key <key>', 'campaign api key (visible in ps and shell history: prefer the ways above)')
-    .option('--stamp', 'fill a missing time_stamp with the current time in the contract\'s Central time format')
-    .option('--stamp-zone <zone>', 'zone of --stamp: the contract\'s fixed UTC-06:00, or an IANA name such as America/Chicago', 'UTC-6')
+    .option('--stamp', "fill a missing time_stamp with the current time in the contract's Central time format")
+    .option(
+      '--stamp-zone <zone>',
+      "zone of --stamp: the contract's fixed UTC-06:00, or an IANA name such as America/Chicago",
+      'UTC-6',
+    )
     .option('--validate-only', 'check every lead locally and send nothing')
     .addHelpText(
       'after',
@@ -210,7 +275,10 @@ export const register: Register = (program, bind) => {
   legacy
     .command('accept-offer')
     .description('accept one price-reject offer of a pending lead')
-    .option('--api-key-file <file>', 'read the price-reject campaign\'s api key from FILE (first line); else LEADCTL_API_KEY_FILE, LEADCTL_API_KEY')
+    .option(
+      '--api-key-file <file>',
+      "read the price-reject campaign's api key from FILE (first line); else LEADCTL_API_KEY_FILE, LEADCTL_API_KEY",
+    )
     .option('--api-key-stdin', 'read the api key from stdin (first line)')
     .option('--api-key <key>', 'the api key (visible in ps and shell history: prefer the ways above)')
     .requiredOption('--offer-id <id>', 'the offer to accept')

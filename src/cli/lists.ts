@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { CommandContext } from './context.js';
 import type { Handler, Register } from './command.js';
 
@@ -51,7 +51,9 @@ function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
       const current = await (await ctx.api()).getList(id);
       nameInput ??= current.name;
       typeInput ??= current.type;
-      ctx.log.info(`List ${id} keeps its ${[opts.name === undefined ? `name "${current.name}"` : '', opts.type === undefined ? `type ${current.type}` : ''].filter(Boolean).join(' and ')}`);
+      ctx.log.info(
+        `List ${id} keeps its ${[opts.name === undefined ? `name "${current.name}"` : '', opts.type === undefined ? `type ${current.type}` : ''].filter(Boolean).join(' and ')}`,
+      );
     }
     const name = job.checkListName(nameInput);
     const type = job.checkListType(typeInput);
@@ -85,22 +87,40 @@ function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
             if (id !== undefined) {
               progress.stop();
               const changes = record?.list(id) ? diffList(record, id, LIST_VALUE_KINDS[type], collected) : undefined;
-              const what = changes ? describeChanges(changes) : 'no record here of its current values, so what changes is unknown';
+              const what = changes
+                ? describeChanges(changes)
+                : 'no record here of its current values, so what changes is unknown';
               ctx.log.info(`List ${id} ("${name}") from ${input === '-' ? 'stdin' : input}: ${what}`);
-              await confirm(ctx.io, `Replace every value of list ${id} ("${name}") with the ${values.toLocaleString('en-US')} value${values === 1 ? '' : 's'} of ${input === '-' ? 'stdin' : input}?`, { yes: opts.yes === true });
+              await confirm(
+                ctx.io,
+                `Replace every value of list ${id} ("${name}") with the ${values.toLocaleString('en-US')} value${values === 1 ? '' : 's'} of ${input === '-' ? 'stdin' : input}?`,
+                { yes: opts.yes === true },
+              );
               return changes;
             }
             // A second list with an existing name is nearly always a mistake (the service allows it).
             const api = await ctx.api();
             const same: number[] = [];
-            for await (const list of api.allLists()) if (list.name.trim().toLowerCase() === name.trim().toLowerCase()) same.push(list.id);
+            for await (const list of api.allLists())
+              if (list.name.trim().toLowerCase() === name.trim().toLowerCase()) same.push(list.id);
             if (same.length === 0) return;
             progress.stop();
-            await confirm(ctx.io, `A list named "${name}" exists already (id ${same.join(', ')}); create another one?`, { yes: opts.yes === true });
+            await confirm(
+              ctx.io,
+              `A list named "${name}" exists already (id ${same.join(', ')}); create another one?`,
+              { yes: opts.yes === true },
+            );
           },
           onEvent: (event) => {
             if (event.type === 'reading') {
-              ctx.log.info(describeRead({ file: event.file, format: event.format, column: event.column ?? null, header_row: event.headerRow ?? null }));
+              ctx.log.info(
+                describeRead({
+                  file: event.file,
+                  format: event.format,
+                  column: event.column ?? null,
+                  header_row: event.headerRow ?? null,
+                }),
+              );
             } else if (event.type === 'csv-from') {
               ctx.log.info(describeCsvFrom(event.file, event.row));
             } else if (event.type === 'rows') {
@@ -121,7 +141,8 @@ function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
     progress.stop();
     if (record) {
       // What was uploaded from here, for the next `lists diff` and `lists update` (keyed digests only).
-      if (result.outcome === 'uploaded' && result.list) record.rememberList(result.list.id, type, listDigests(record, result.values), ctx.io.now().getTime());
+      if (result.outcome === 'uploaded' && result.list)
+        record.rememberList(result.list.id, type, listDigests(record, result.values), ctx.io.now().getTime());
       record.close();
     }
     return report(ctx, result);
@@ -130,9 +151,17 @@ function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
 
 /** The record of what this profile, base URL and client uploaded (see `state show`). */
 async function openRecord(ctx: CommandContext, create: boolean) {
-  const [{ DeltaRecord }, { stateDir }] = await Promise.all([import('../jobs/delta/record.js'), import('../jobs/push/state-dir.js')]);
+  const [{ DeltaRecord }, { stateDir }] = await Promise.all([
+    import('../jobs/delta/record.js'),
+    import('../jobs/push/state-dir.js'),
+  ]);
   const resolved = await ctx.config.credentials();
-  return DeltaRecord.open(stateDir(ctx.io.env), ctx.config.dir, { profile: resolved.profile.value, baseUrl: resolved.baseUrl.value, clientId: resolved.clientId?.value }, create);
+  return DeltaRecord.open(
+    stateDir(ctx.io.env),
+    ctx.config.dir,
+    { profile: resolved.profile.value, baseUrl: resolved.baseUrl.value, clientId: resolved.clientId?.value },
+    create,
+  );
 }
 
 interface DiffOptions {
@@ -145,29 +174,57 @@ interface DiffOptions {
 const diff: Handler<DiffOptions> = async (ctx, args, opts) => {
   const id = args[0] as number;
   const input = args[1] as string;
-  const [job, { diffList }, { LIST_VALUE_KINDS }, { UsageError }] = await Promise.all([import('../jobs/list-upload.js'), import('../jobs/list-diff.js'), import('../ingest/lists/normalise.js'), import('../errors.js')]);
+  const [job, { diffList }, { LIST_VALUE_KINDS }, { UsageError }] = await Promise.all([
+    import('../jobs/list-upload.js'),
+    import('../jobs/list-diff.js'),
+    import('../ingest/lists/normalise.js'),
+    import('../errors.js'),
+  ]);
   const record = await openRecord(ctx, false);
   try {
     const known = record?.list(id);
     if (!record || !known) {
-      throw new UsageError(`no record of list ${id}'s values on this machine: it was created or last updated elsewhere (the service never returns a list's values)`, {
-        hint: `\`leadctl lists update ${id} FILE\` from here records what it uploads; later diffs compare against that`,
-      });
+      throw new UsageError(
+        `no record of list ${id}'s values on this machine: it was created or last updated elsewhere (the service never returns a list's values)`,
+        {
+          hint: `\`leadctl lists update ${id} FILE\` from here records what it uploads; later diffs compare against that`,
+        },
+      );
     }
     const type = job.checkListType(opts.type ?? known.type);
     const result = await job.runListUpload(
-      { input, name: `list ${id}`, type, column: opts.column, header: opts.header, skipInvalid: true, validateOnly: true },
+      {
+        input,
+        name: `list ${id}`,
+        type,
+        column: opts.column,
+        header: opts.header,
+        skipInvalid: true,
+        validateOnly: true,
+      },
       { io: ctx.io },
     );
     const s = result.summary;
     const changes = diffList(record, id, LIST_VALUE_KINDS[type], result.values, opts.show === true);
-    const doc = { list_id: id, file: s.file, type, ...changes, rows_read: s.rows_read, rejected: s.rejected, last_upload: { values: known.count, at: new Date(known.uploadedAt).toISOString() } };
+    const doc = {
+      list_id: id,
+      file: s.file,
+      type,
+      ...changes,
+      rows_read: s.rows_read,
+      rejected: s.rejected,
+      last_upload: { values: known.count, at: new Date(known.uploadedAt).toISOString() },
+    };
     const n = (x: number) => x.toLocaleString('en-US');
     await ctx.output.document(doc, () =>
       [
         `List ${id} against ${s.file}: ${n(changes.added)} added, ${n(changes.removed)} removed, ${n(changes.unchanged)} unchanged`,
         `(last uploaded from here: ${n(known.count)} values, ${doc.last_upload.at})`,
-        ...(s.rejected ? [`${n(s.rejected)} row${s.rejected === 1 ? ' of the file is' : 's of the file are'} invalid and would not be uploaded (lists update --validate-only lists them)`] : []),
+        ...(s.rejected
+          ? [
+              `${n(s.rejected)} row${s.rejected === 1 ? ' of the file is' : 's of the file are'} invalid and would not be uploaded (lists update --validate-only lists them)`,
+            ]
+          : []),
         ...(changes.added_values?.length ? ['added:', ...changes.added_values.map((v) => `  ${v}`)] : []),
       ].join('\n'),
     );
@@ -185,10 +242,14 @@ async function report(ctx: CommandContext, result: import('../jobs/list-upload.j
   switch (result.outcome) {
     case 'invalid':
       await printProblems(ctx.io.stderr, result, `${s.file}: ${plural(result.problemCount, 'invalid row')}:`);
-      throw new InputError(`${plural(result.problemCount, 'invalid row')}${s.validate_only ? '' : '; nothing was uploaded'}`, { file: s.file }, {
-        hint: 'fix the rows listed, or add --skip-invalid to upload only the valid values (--rejects FILE lists every problem)',
-        details,
-      });
+      throw new InputError(
+        `${plural(result.problemCount, 'invalid row')}${s.validate_only ? '' : '; nothing was uploaded'}`,
+        { file: s.file },
+        {
+          hint: 'fix the rows listed, or add --skip-invalid to upload only the valid values (--rejects FILE lists every problem)',
+          details,
+        },
+      );
     case 'empty':
       throw new InputError(
         `no valid values to upload (${plural(s.rows_read, 'row')} read: ${s.blank.toLocaleString('en-US')} blank, ${s.rejected.toLocaleString('en-US')} rejected)`,
@@ -202,11 +263,19 @@ async function report(ctx: CommandContext, result: import('../jobs/list-upload.j
         },
       );
     case 'refused':
-      await printProblems(ctx.io.stderr, result, `The service refused the list (${result.serviceMessage ?? 'HTTP 422'}); rows of ${s.file}:`);
-      throw new ValidationError(`the service refused the list with ${plural(result.problemCount, 'problem')}; nothing was stored`, {}, {
-        hint: 'the rows above are numbered as in the input file',
-        details,
-      });
+      await printProblems(
+        ctx.io.stderr,
+        result,
+        `The service refused the list (${result.serviceMessage ?? 'HTTP 422'}); rows of ${s.file}:`,
+      );
+      throw new ValidationError(
+        `the service refused the list with ${plural(result.problemCount, 'problem')}; nothing was stored`,
+        {},
+        {
+          hint: 'the rows above are numbered as in the input file',
+          details,
+        },
+      );
     case 'validated':
     case 'uploaded':
       if (result.problemCount > 0) {
@@ -237,7 +306,10 @@ const ls: Handler<LsOptions> = async (ctx, _args, opts) => {
     const lists = [];
     const bar = ctx.progress();
     try {
-      for await (const list of api.allLists({ onPage: (page, last) => bar.update(`lists: page ${page} of ${last} received`) })) lists.push(list);
+      for await (const list of api.allLists({
+        onPage: (page, last) => bar.update(`lists: page ${page} of ${last} received`),
+      }))
+        lists.push(list);
     } finally {
       bar.stop();
     }
@@ -245,9 +317,13 @@ const ls: Handler<LsOptions> = async (ctx, _args, opts) => {
     return;
   }
   const page = await api.listPage(opts.page ?? 1);
-  await ctx.output.list(page.data, LIST_COLUMNS, { jsonRow: listJson, empty: page.current_page > 1 ? `No lists on page ${page.current_page}.` : 'No lists.' });
+  await ctx.output.list(page.data, LIST_COLUMNS, {
+    jsonRow: listJson,
+    empty: page.current_page > 1 ? `No lists on page ${page.current_page}.` : 'No lists.',
+  });
   if (page.last_page > 1 || page.current_page > page.last_page) {
-    const next = page.current_page < page.last_page ? `; --page ${page.current_page + 1} for the next, --all for every page` : '';
+    const next =
+      page.current_page < page.last_page ? `; --page ${page.current_page + 1} for the next, --all for every page` : '';
     ctx.log.info(`Page ${page.current_page} of ${page.last_page} (${page.total} lists)${next}`);
   }
 };
@@ -255,15 +331,36 @@ const ls: Handler<LsOptions> = async (ctx, _args, opts) => {
 function uploadOptions(cmd: Command, mode: 'create' | 'update'): Command {
   const required = mode === 'create';
   return cmd
-    .addOption(new Option('--name <name>', `list name, at most 255 characters${required ? '' : ' (default: keep the current name)'}`).makeOptionMandatory(required))
-    .addOption(new Option('--type <type>', TYPE_HELP + (required ? '' : ' (default: keep the current type)')).makeOptionMandatory(required))
-    .option('--column <name|number>', 'the column holding the values: a header name or a number from 1 (default: the only column, or the one whose header names the type)')
+    .addOption(
+      new Option(
+        '--name <name>',
+        `list name, at most 255 characters${required ? '' : ' (default: keep the current name)'}`,
+      ).makeOptionMandatory(required),
+    )
+    .addOption(
+      new Option(
+        '--type <type>',
+        TYPE_HELP + (required ? '' : ' (default: keep the current type)'),
+      ).makeOptionMandatory(required),
+    )
+    .option(
+      '--column <name|number>',
+      'the column holding the values: a header name or a number from 1 (default: the only column, or the one whose header names the type)',
+    )
     .option('--header', 'the first non-blank row is a header (default: detected)')
     .option('--no-header', 'the file has no header row')
-    .option('--skip-invalid', 'upload the valid values even if some rows are invalid (exit code 4 when some were skipped)')
+    .option(
+      '--skip-invalid',
+      'upload the valid values even if some rows are invalid (exit code 4 when some were skipped)',
+    )
     .option('--rejects <file>', 'write every problem to this CSV file (file, row, value, reason; SSNs masked)')
     .option('--validate-only', 'read, normalise and check the file; send nothing')
-    .option('-y, --yes', mode === 'update' ? 'replace the values without asking (needed when there is no terminal to ask on)' : 'create the list even if one with this name exists, without asking');
+    .option(
+      '-y, --yes',
+      mode === 'update'
+        ? 'replace the values without asking (needed when there is no terminal to ask on)'
+        : 'create the list even if one with this name exists, without asking',
+    );
 }
 
 export const register: Register = (program, bind) => {
@@ -290,7 +387,9 @@ export const register: Register = (program, bind) => {
 
   lists
     .command('diff')
-    .description('what `lists update ID FILE` would add and remove, against the values last uploaded to that list from here')
+    .description(
+      'what `lists update ID FILE` would add and remove, against the values last uploaded to that list from here',
+    )
     .argument('<id>', 'list id', listId)
     .argument('<file>', 'the file of values, or - for standard input')
     .option('--type <type>', `${TYPE_HELP} (default: the type of the last upload)`)
@@ -308,7 +407,7 @@ export const register: Register = (program, bind) => {
 
   lists
     .command('ls')
-    .description('list the account\'s lists: id, name, type, archived, created, updated')
+    .description("list the account's lists: id, name, type, archived, created, updated")
     .option('--page <n>', 'page to show (default: 1)', pageNumber)
     .option('--all', 'every page')
     .action(bind(ls));

@@ -16,9 +16,15 @@ export function packageVersion(): string {
 export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGroups): Command {
   const program = new Command('leadctl');
   program
-    .description('Operate the Lead Intake and Loan Performance Service: suppression lists, loan performance pushes, leads, dry runs, and a local sandbox.')
+    .description(
+      'Operate the Lead Intake and Loan Performance Service: suppression lists, loan performance pushes, leads, dry runs, and a local sandbox.',
+    )
     .version(packageVersion(), '-V, --version', 'print the version')
-    .addOption(new Option('-o, --output <format>', 'output format (default: table on a terminal, json otherwise)').choices(OUTPUT_FORMATS))
+    .addOption(
+      new Option('-o, --output <format>', 'output format (default: table on a terminal, json otherwise)').choices(
+        OUTPUT_FORMATS,
+      ),
+    )
     .option('-v, --verbose', 'log each request and decision to stderr (secrets redacted)')
     .option('-q, --quiet', 'print only data and errors')
     .option('--no-color', 'disable colours (NO_COLOR is honoured too)')
@@ -26,11 +32,30 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
     .option('-p, --profile <name>', 'credentials profile to use (env LEADCTL_PROFILE)')
     .option('--base-url <url>', 'service base URL (env LEADCTL_BASE_URL)')
     .option('--timeout <seconds>', 'per-request timeout in seconds', parsePositiveNumber)
-    .option('--lists-path <path>', 'where this deployment serves lists, e.g. /api/v1/list-manager/lists (default: the documented path, else the other one, remembered per profile)', parseListsPath)
-    .addOption(new Option('--encoding <name>', 'text encoding of input files (default: UTF-8; UTF-16 with a BOM is recognised)').choices(INPUT_ENCODINGS))
-    .option('--delimiter <char>', 'field delimiter of input files: a character, or comma, semicolon, tab, pipe (default: detected from the header line; for exports, the mapping\'s)', parseDelimiter)
-    .option('--csv-raw', 'write CSV values exactly, without the leading \' that keeps spreadsheets from running cells starting with = + - @ as formulas')
-    .option('--allow-changing-input', 'read an input file even if it changes while it is read (refused by default: an export still being written)')
+    .option(
+      '--lists-path <path>',
+      'where this deployment serves lists, e.g. /api/v1/list-manager/lists (default: the documented path, else the other one, remembered per profile)',
+      parseListsPath,
+    )
+    .addOption(
+      new Option(
+        '--encoding <name>',
+        'text encoding of input files (default: UTF-8; UTF-16 with a BOM is recognised)',
+      ).choices(INPUT_ENCODINGS),
+    )
+    .option(
+      '--delimiter <char>',
+      "field delimiter of input files: a character, or comma, semicolon, tab, pipe (default: detected from the header line; for exports, the mapping's)",
+      parseDelimiter,
+    )
+    .option(
+      '--csv-raw',
+      "write CSV values exactly, without the leading ' that keeps spreadsheets from running cells starting with = + - @ as formulas",
+    )
+    .option(
+      '--allow-changing-input',
+      'read an input file even if it changes while it is read (refused by default: an export still being written)',
+    )
     .exitOverride()
     // Global options in every command's help, as they can go before or after the command.
     .configureHelp({ showGlobalOptions: true })
@@ -53,14 +78,26 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
   const configure = (cmd: Command, path: string[]) => {
     for (const sub of cmd.commands) {
       const subPath = [...path, sub.name()];
-      sub.exitOverride().configureOutput(output(sub)).configureHelp({ showGlobalOptions: true }).showSuggestionAfterError(true);
+      sub
+        .exitOverride()
+        .configureOutput(output(sub))
+        .configureHelp({ showGlobalOptions: true })
+        .showSuggestionAfterError(true);
       const examples = COMMAND_EXAMPLES[subPath.join(' ')];
       if (examples) sub.addHelpText('after', examplesText(examples));
       configure(sub, subPath);
     }
   };
   configure(program, []);
-  program.addHelpText('after', examplesText(['leadctl auth login --base-url https://api.example.com --client-id ID', 'leadctl lists create ssns.csv --name "Do not lend" --type ssn', 'leadctl customers batch export.csv --mapping mapping.json > summary.json', 'leadctl demo']) + '\n\nRun `leadctl COMMAND --help` for a command\'s options and examples.');
+  program.addHelpText(
+    'after',
+    examplesText([
+      'leadctl auth login --base-url https://api.example.com --client-id ID',
+      'leadctl lists create ssns.csv --name "Do not lend" --type ssn',
+      'leadctl customers batch export.csv --mapping mapping.json > summary.json',
+      'leadctl demo',
+    ]) + "\n\nRun `leadctl COMMAND --help` for a command's options and examples.",
+  );
   return program;
 }
 
@@ -75,7 +112,10 @@ function commandPath(cmd: Command | undefined): string {
 
 function parseListsPath(value: string): string {
   const path = value.trim().replace(/\/+$/, '');
-  if (!/^\/[\w.~\-/]+$/.test(path) || path.includes('//')) throw new UsageError(`--lists-path must be a path on the service starting with /, like /api/v1/list-manager/lists; got "${value}"`);
+  if (!/^\/[\w.~\-/]+$/.test(path) || path.includes('//'))
+    throw new UsageError(
+      `--lists-path must be a path on the service starting with /, like /api/v1/list-manager/lists; got "${value}"`,
+    );
   return path;
 }
 
@@ -83,13 +123,17 @@ const DELIMITER_NAMES: Record<string, string> = { comma: ',', semicolon: ';', ta
 
 function parseDelimiter(value: string): string {
   const d = DELIMITER_NAMES[value.toLowerCase()] ?? value;
-  if (d.length !== 1 || d === '"' || d === '\r' || d === '\n') throw new UsageError(`--delimiter must be one character (or comma, semicolon, tab, pipe), not a quote or a line break; got "${value}"`);
+  if (d.length !== 1 || d === '"' || d === '\r' || d === '\n')
+    throw new UsageError(
+      `--delimiter must be one character (or comma, semicolon, tab, pipe), not a quote or a line break; got "${value}"`,
+    );
   return d;
 }
 
 function parsePositiveNumber(value: string): number {
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got "${value}"`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new UsageError(`--timeout must be a positive number of seconds, got "${value}"`);
   return n;
 }
 
@@ -98,22 +142,29 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
   let exitCode: number = ExitCode.OK;
   // Until the command runs, the format comes from argv: errors in the flags themselves follow it too.
   const explicit = explicitOutput(argv);
-  let jsonErrors: JsonErrors = explicit === 'json' ? 'stdout' : explicit === undefined && io.stdout.isTTY !== true ? 'stderr' : 'none';
-  const bind: Bind = (handler) => async (...commanderArgs: any[]) => {
-    const cmd = commanderArgs[commanderArgs.length - 1] as Command;
-    const raw = cmd.optsWithGlobals();
-    const input = { encoding: raw.encoding as InputEncoding | undefined, allowChanging: raw.allowChangingInput === true, delimiter: raw.delimiter as string | undefined };
-    const ctx = createContext({ ...io, input, csv: { raw: raw.csvRaw === true } }, raw);
-    // JSON asked for by name: the error is the run's one document on stdout. JSON only implied (stdout
-    // piped): stdout is for data, so the error document goes to stderr (see JsonErrors).
-    jsonErrors = ctx.globals.output !== 'json' ? 'none' : ctx.globals.outputExplicit ? 'stdout' : 'stderr';
-    try {
-      const code = await handler(ctx, cmd.processedArgs ?? [], cmd.opts() as never, cmd);
-      exitCode = code ?? ExitCode.OK;
-    } finally {
-      await ctx.dispose();
-    }
-  };
+  let jsonErrors: JsonErrors =
+    explicit === 'json' ? 'stdout' : explicit === undefined && io.stdout.isTTY !== true ? 'stderr' : 'none';
+  const bind: Bind =
+    (handler) =>
+    async (...commanderArgs: any[]) => {
+      const cmd = commanderArgs[commanderArgs.length - 1] as Command;
+      const raw = cmd.optsWithGlobals();
+      const input = {
+        encoding: raw.encoding as InputEncoding | undefined,
+        allowChanging: raw.allowChangingInput === true,
+        delimiter: raw.delimiter as string | undefined,
+      };
+      const ctx = createContext({ ...io, input, csv: { raw: raw.csvRaw === true } }, raw);
+      // JSON asked for by name: the error is the run's one document on stdout. JSON only implied (stdout
+      // piped): stdout is for data, so the error document goes to stderr (see JsonErrors).
+      jsonErrors = ctx.globals.output !== 'json' ? 'none' : ctx.globals.outputExplicit ? 'stdout' : 'stderr';
+      try {
+        const code = await handler(ctx, cmd.processedArgs ?? [], cmd.opts() as never, cmd);
+        exitCode = code ?? ExitCode.OK;
+      } finally {
+        await ctx.dispose();
+      }
+    };
   const program = buildProgram(io, bind);
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -175,11 +226,13 @@ function renderError(err: unknown, io: IO, jsonErrors: JsonErrors, failing: Comm
     if (json) io.stdout.write(JSON.stringify({ error: err.toJSON() }) + '\n');
     io.stderr.write(`Error: ${err.message}\n`);
     if (err.hint) io.stderr.write(`Hint: ${err.hint}\n`);
-    if (jsonErrors === 'stderr' && io.stderr.isTTY !== true) io.stderr.write(JSON.stringify({ error: err.toJSON() }) + '\n');
+    if (jsonErrors === 'stderr' && io.stderr.isTTY !== true)
+      io.stderr.write(JSON.stringify({ error: err.toJSON() }) + '\n');
     return err.exitCode;
   }
   const message = err instanceof Error ? err.message : String(err);
-  if (json) io.stdout.write(JSON.stringify({ error: { code: 'unexpected', message, exit_code: ExitCode.UNEXPECTED } }) + '\n');
+  if (json)
+    io.stdout.write(JSON.stringify({ error: { code: 'unexpected', message, exit_code: ExitCode.UNEXPECTED } }) + '\n');
   io.stderr.write(`Error: unexpected failure: ${message}\n`);
   if (err instanceof Error && err.stack && io.env.LEADCTL_DEBUG) io.stderr.write(err.stack + '\n');
   io.stderr.write('Hint: this is a bug in leadctl; rerun with LEADCTL_DEBUG=1 and report the stack trace.\n');

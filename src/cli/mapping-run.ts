@@ -18,24 +18,36 @@ export async function runMappingInit(
     ...(opts.loans === undefined ? [] : [{ file: opts.loans, role: 'loans' as const }]),
     ...(opts.payments === undefined ? [] : [{ file: opts.payments, role: 'payments' as const }]),
   ];
-  if (inputs.length === 0) throw new UsageError('name the CSV exports to read: mapping init FILE... (or --loans FILE --payments FILE)');
-  if (opts.timeZone !== undefined && !resolveZone(opts.timeZone)) throw new UsageError(`--time-zone: "${opts.timeZone}" is not a time zone (use an IANA name like America/Chicago)`);
-  if (!Number.isInteger(opts.sampleRows) || opts.sampleRows < 0) throw new UsageError('--sample-rows takes a whole number');
+  if (inputs.length === 0)
+    throw new UsageError('name the CSV exports to read: mapping init FILE... (or --loans FILE --payments FILE)');
+  if (opts.timeZone !== undefined && !resolveZone(opts.timeZone))
+    throw new UsageError(`--time-zone: "${opts.timeZone}" is not a time zone (use an IANA name like America/Chicago)`);
+  if (!Number.isInteger(opts.sampleRows) || opts.sampleRows < 0)
+    throw new UsageError('--sample-rows takes a whole number');
   const target = opts.out ? resolve(ctx.io.cwd, opts.out) : undefined;
-  if (target && existsSync(target) && !opts.force) throw new UsageError(`${opts.out} exists; pass --force to overwrite it`);
+  if (target && existsSync(target) && !opts.force)
+    throw new UsageError(`${opts.out} exists; pass --force to overwrite it`);
   const sampled: SampledFile[] = [];
-  for (const { file, role } of inputs) sampled.push({ ...(await sample(ctx, file, opts.sampleRows)), ...(role ? { role } : {}) });
+  for (const { file, role } of inputs)
+    sampled.push({ ...(await sample(ctx, file, opts.sampleRows)), ...(role ? { role } : {}) });
   const starter = starterMapping(sampled, opts.timeZone);
   const text = JSON.stringify(starter.mapping, null, 2) + '\n';
   if (target) writeFileSync(target, text);
   else await ctx.output.write(text);
 
   const log = (line: string) => ctx.io.stderr.write(line + '\n');
-  const mappedCount = ['customer', 'loan', 'payment'].reduce((n, level) => n + Object.keys((starter.mapping as Record<string, object | undefined>)[level] ?? {}).length, 0);
+  const mappedCount = ['customer', 'loan', 'payment'].reduce(
+    (n, level) => n + Object.keys((starter.mapping as Record<string, object | undefined>)[level] ?? {}).length,
+    0,
+  );
   log(`mapped ${mappedCount} field${mappedCount === 1 ? '' : 's'}${target ? `; wrote ${opts.out}` : ''}`);
-  if (starter.unmatched.length) log(`columns not matched to any field (map them by hand, or leave them out): ${starter.unmatched.map((c) => `"${c}"`).join(', ')}`);
+  if (starter.unmatched.length)
+    log(
+      `columns not matched to any field (map them by hand, or leave them out): ${starter.unmatched.map((c) => `"${c}"`).join(', ')}`,
+    );
   if (starter.missingRequired.length) log(`required fields with no column yet: ${starter.missingRequired.join(', ')}`);
-  for (const [field, codes] of Object.entries(starter.codesToFill)) log(`${field}: fill in the API value for the codes ${codes.map((c) => `"${c}"`).join(', ')}`);
+  for (const [field, codes] of Object.entries(starter.codesToFill))
+    log(`${field}: fill in the API value for the codes ${codes.map((c) => `"${c}"`).join(', ')}`);
   for (const note of starter.notes) log(note);
   return 0;
 }

@@ -34,7 +34,8 @@ async function report(ctx: CommandContext, outcome: PushOutcome): Promise<number
   const { summary } = outcome;
   await ctx.output.document(summary, () => renderSummary(summary));
   if (summary.error) ctx.log.warn(`Error: ${summary.error.message}`);
-  if (summary.rejects_file && summary.rejects > 0 && !ctx.output.isHuman) ctx.log.info(`${summary.rejects} rejected record line(s) written to ${summary.rejects_file}`);
+  if (summary.rejects_file && summary.rejects > 0 && !ctx.output.isHuman)
+    ctx.log.info(`${summary.rejects} rejected record line(s) written to ${summary.rejects_file}`);
   const hint = nextStepHint(summary);
   if (hint) ctx.log.warn(`Hint: ${hint}`);
   return outcome.exitCode;
@@ -47,14 +48,24 @@ export function nextStepHint(summary: Pick<PushSummary, 'status' | 'journal' | '
   // An unexpected error's own advice (e.g. "rerun without --resume") beats the general one.
   if (summary.status === 'failed' && summary.error?.hint) return summary.error.hint;
   // A resume with the same refused credentials fails again: fixing them comes first.
-  if (summary.status === 'authentication_failed' && summary.error?.hint) return summary.journal ? `${summary.error.hint}; then ${RESUME}` : summary.error.hint;
-  if (summary.status === 'interrupted' || summary.status === 'service_unavailable' || summary.status === 'authentication_failed' || summary.status === 'failed') {
+  if (summary.status === 'authentication_failed' && summary.error?.hint)
+    return summary.journal ? `${summary.error.hint}; then ${RESUME}` : summary.error.hint;
+  if (
+    summary.status === 'interrupted' ||
+    summary.status === 'service_unavailable' ||
+    summary.status === 'authentication_failed' ||
+    summary.status === 'failed'
+  ) {
     return summary.journal ? RESUME : undefined;
   }
   return undefined;
 }
 
-export async function runBatchPushCommand(ctx: CommandContext, _cmd: Command, request: BatchPushRequest): Promise<number> {
+export async function runBatchPushCommand(
+  ctx: CommandContext,
+  _cmd: Command,
+  request: BatchPushRequest,
+): Promise<number> {
   const { runBatchPush } = await import('../jobs/push/batch.js');
   if (request.inputs.length === 0) {
     const { UsageError } = await import('../errors.js');
@@ -68,12 +79,25 @@ export async function runBatchPushCommand(ctx: CommandContext, _cmd: Command, re
   }
 }
 
-export async function runSinglePushCommand(ctx: CommandContext, kind: UpsertKind, input: string, opts: PushFlags): Promise<number> {
+export async function runSinglePushCommand(
+  ctx: CommandContext,
+  kind: UpsertKind,
+  input: string,
+  opts: PushFlags,
+): Promise<number> {
   const { runSinglePush } = await import('../jobs/push/single.js');
   const { env, finish } = environment(ctx);
   try {
     const outcome = await runSinglePush(
-      { kind, input, mappingPath: opts.mapping, format: opts.format, rejectsPath: opts.rejects, concurrency: opts.concurrency, validateOnly: opts.validateOnly === true },
+      {
+        kind,
+        input,
+        mappingPath: opts.mapping,
+        format: opts.format,
+        rejectsPath: opts.rejects,
+        concurrency: opts.concurrency,
+        validateOnly: opts.validateOnly === true,
+      },
       env,
     );
     return await report(ctx, outcome);

@@ -5,7 +5,19 @@ import type { Handler, Register } from './command.js';
 
 /** The flags as commander gives them: the sandbox's options, with --latency and --max-body named as on the command line. */
 type StartOptions = Required<Pick<SandboxOptions, 'host' | 'port'>> &
-  Pick<SandboxOptions, 'dataDir' | 'memory' | 'clientId' | 'clientSecret' | 'tokenTtl' | 'offerTtl' | 'failRate' | 'rateLimit' | 'resetRate' | 'randomSeed'> & {
+  Pick<
+    SandboxOptions,
+    | 'dataDir'
+    | 'memory'
+    | 'clientId'
+    | 'clientSecret'
+    | 'tokenTtl'
+    | 'offerTtl'
+    | 'failRate'
+    | 'rateLimit'
+    | 'resetRate'
+    | 'randomSeed'
+  > & {
     latency?: number;
     maxBody?: number;
     listsPrefix?: 'lead-management' | 'list-manager' | 'both';
@@ -15,15 +27,19 @@ type StartOptions = Required<Pick<SandboxOptions, 'host' | 'port'>> &
     env?: boolean;
   };
 
-const wholeNumber = (flag: string, min: number, max = Number.MAX_SAFE_INTEGER) => (value: string) => {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`${flag} takes a whole number from ${min} to ${max}.`);
-  return n;
-};
+const wholeNumber =
+  (flag: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  (value: string) => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max)
+      throw new InvalidArgumentError(`${flag} takes a whole number from ${min} to ${max}.`);
+    return n;
+  };
 
 const fraction = (flag: string) => (value: string) => {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`${flag} takes a fraction from 0 to 1, e.g. 0.05.`);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new InvalidArgumentError(`${flag} takes a fraction from 0 to 1, e.g. 0.05.`);
   return n;
 };
 
@@ -60,7 +76,9 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
     if (err instanceof SandboxOptionsError) throw new UsageError(err.message);
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-      throw new UsageError(`cannot listen on ${opts.host}:${opts.port} (${code})`, { hint: 'choose another --port, or --port 0 for a free one' });
+      throw new UsageError(`cannot listen on ${opts.host}:${opts.port} (${code})`, {
+        hint: 'choose another --port, or --port 0 for a free one',
+      });
     }
     throw err;
   }
@@ -78,7 +96,9 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
   const credentials = { baseUrl: running.baseUrl, clientId: running.clientId, clientSecret: running.clientSecret };
   if (store && opts.saveProfile !== undefined) {
     const { current } = login.saveSandboxProfile(store, opts.saveProfile, credentials);
-    ctx.log.info(`Saved profile "${opts.saveProfile}" in ${store.path}${current ? ' (the active profile)' : `; use it with --profile ${opts.saveProfile}`}.`);
+    ctx.log.info(
+      `Saved profile "${opts.saveProfile}" in ${store.path}${current ? ' (the active profile)' : `; use it with --profile ${opts.saveProfile}`}.`,
+    );
   }
   if (opts.env) {
     ctx.io.stdout.write(login.sandboxEnvLines(credentials, running.campaigns, opts.saveProfile).join('\n') + '\n');
@@ -98,7 +118,10 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
       `Store:          ${running.dataDir ?? 'in memory (discarded on exit)'}`,
       `Client id:      ${running.clientId}`,
       `Client secret:  ${running.clientSecret}`,
-      ...running.campaigns.map((c) => `Campaign:       ${c.name} (price ${c.price.toFixed(2)}${c.price_reject ? ', price reject' : ''}) api_key ${c.api_key}`),
+      ...running.campaigns.map(
+        (c) =>
+          `Campaign:       ${c.name} (price ${c.price.toFixed(2)}${c.price_reject ? ', price reject' : ''}) api_key ${c.api_key}`,
+      ),
     ];
     ctx.io.stdout.write(lines.join('\n') + '\n');
     ctx.log.info(`Fault seed ${running.randomSeed}. Stop with Ctrl+C.`);
@@ -108,28 +131,77 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
 };
 
 export const register: Register = (program, bind) => {
-  const sandbox: Command = program.command('sandbox').description('a faithful local implementation of the service, for rehearsals, demos and tests');
+  const sandbox: Command = program
+    .command('sandbox')
+    .description('a faithful local implementation of the service, for rehearsals, demos and tests');
   sandbox
     .command('start')
-    .description('serve the whole service interface locally until SIGINT/SIGTERM (prints base URL, client credentials and campaign api keys)')
+    .description(
+      'serve the whole service interface locally until SIGINT/SIGTERM (prints base URL, client credentials and campaign api keys)',
+    )
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--port <port>', 'TCP port (0 = a free one)', wholeNumber('--port', 0, 65535), 0)
-    .addOption(new Option('--data-dir <dir>', 'directory of the persistent store (default: the leadctl data dir)').conflicts('memory'))
+    .addOption(
+      new Option('--data-dir <dir>', 'directory of the persistent store (default: the leadctl data dir)').conflicts(
+        'memory',
+      ),
+    )
     .option('--memory', 'use a throwaway in-memory store')
     .option('--client-id <id>', 'OAuth client id to seed (default: a random UUID on first start)')
-    .option('--client-secret <secret>', 'OAuth client secret to seed (default: 40 random letters and digits on first start)')
+    .option(
+      '--client-secret <secret>',
+      'OAuth client secret to seed (default: 40 random letters and digits on first start)',
+    )
     .option('--token-ttl <seconds>', 'access token lifetime', wholeNumber('--token-ttl', 1), 3600)
-    .option('--offer-ttl <seconds>', 'price reject offer lifetime (300..345600)', wholeNumber('--offer-ttl', 300, 345_600), 900)
+    .option(
+      '--offer-ttl <seconds>',
+      'price reject offer lifetime (300..345600)',
+      wholeNumber('--offer-ttl', 300, 345_600),
+      900,
+    )
     .option('--fail-rate <fraction>', 'fraction of /api requests answered 503', fraction('--fail-rate'))
-    .option('--rate-limit <n>', '/api requests allowed per second (beyond: 429 with Retry-After)', wholeNumber('--rate-limit', 1))
+    .option(
+      '--rate-limit <n>',
+      '/api requests allowed per second (beyond: 429 with Retry-After)',
+      wholeNumber('--rate-limit', 1),
+    )
     .option('--latency <ms>', 'delay added to every /api request', wholeNumber('--latency', 0))
-    .option('--reset-rate <fraction>', 'fraction of /api requests whose connection is dropped instead of answered', fraction('--reset-rate'))
-    .option('--random-seed <n>', 'seed of the fault generator, for repeatable runs', wholeNumber('--random-seed', 0, 2 ** 32 - 1))
-    .option('--max-body <bytes>', 'largest request body before 413 (default 52428800, 50 MB)', wholeNumber('--max-body', 1024))
-    .addOption(new Option('--lists-prefix <which>', 'serve lists under /api/v1/lead-management/lists, /api/v1/list-manager/lists, or both (default: both; list-manager with --minimal)').choices(['lead-management', 'list-manager', 'both']))
-    .option('--minimal', 'answer only what the interface promises (no sandbox-only fields, upserts and batches without a body, lists under one path): rehearse against a stricter service')
-    .option('--public-url <origin>', 'origin of the absolute URLs the sandbox builds (redirect_url, page links), e.g. behind a proxy (default: the listening address)')
-    .option('--save-profile <name>', 'save the base URL and client credentials as this profile (active if none is), ready for `--profile NAME`')
-    .option('--env', 'print `export LEADCTL_…` lines (profile or credentials, and LEADCTL_API_KEY) for `. ./file` instead of the listing')
+    .option(
+      '--reset-rate <fraction>',
+      'fraction of /api requests whose connection is dropped instead of answered',
+      fraction('--reset-rate'),
+    )
+    .option(
+      '--random-seed <n>',
+      'seed of the fault generator, for repeatable runs',
+      wholeNumber('--random-seed', 0, 2 ** 32 - 1),
+    )
+    .option(
+      '--max-body <bytes>',
+      'largest request body before 413 (default 52428800, 50 MB)',
+      wholeNumber('--max-body', 1024),
+    )
+    .addOption(
+      new Option(
+        '--lists-prefix <which>',
+        'serve lists under /api/v1/lead-management/lists, /api/v1/list-manager/lists, or both (default: both; list-manager with --minimal)',
+      ).choices(['lead-management', 'list-manager', 'both']),
+    )
+    .option(
+      '--minimal',
+      'answer only what the interface promises (no sandbox-only fields, upserts and batches without a body, lists under one path): rehearse against a stricter service',
+    )
+    .option(
+      '--public-url <origin>',
+      'origin of the absolute URLs the sandbox builds (redirect_url, page links), e.g. behind a proxy (default: the listening address)',
+    )
+    .option(
+      '--save-profile <name>',
+      'save the base URL and client credentials as this profile (active if none is), ready for `--profile NAME`',
+    )
+    .option(
+      '--env',
+      'print `export LEADCTL_…` lines (profile or credentials, and LEADCTL_API_KEY) for `. ./file` instead of the listing',
+    )
     .action(bind(start));
 };

@@ -15,6 +15,8 @@ const ls: Handler = async (ctx) => {
 };
 
 export const register: Register = (program: Command, bind) => {
-  const systems = program.command('systems').description('management systems available to the account (their ids go in management_system_id)');
+  const systems = program
+    .command('systems')
+    .description('management systems available to the account (their ids go in management_system_id)');
   systems.command('ls').alias('list').description('list the management systems').action(bind(ls));
 };

@@ -27,7 +27,10 @@ export function isProductionUrl(baseUrl: string): boolean {
     return false;
   }
   if (isLoopbackHost(host)) return false;
-  return !host.toLowerCase().split('.').some((label) => label === 'sandbox' || label.startsWith('sandbox-') || label.endsWith('-sandbox'));
+  return !host
+    .toLowerCase()
+    .split('.')
+    .some((label) => label === 'sandbox' || label.startsWith('sandbox-') || label.endsWith('-sandbox'));
 }
 
 /**
@@ -58,9 +61,12 @@ export function normalizeBaseUrl(raw: string, origin: string): string {
     throw new UsageError(`the base URL "${shown}" (from ${origin}) must start with https://`);
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw new UsageError(`the base URL "${shown}" (from ${origin}) must use https: plain http is allowed only for loopback addresses (127.0.0.1, localhost, ::1)`, {
-      hint: `use https://${url.host}${url.pathname === '/' ? '' : url.pathname}, or the URL a local sandbox prints`,
-    });
+    throw new UsageError(
+      `the base URL "${shown}" (from ${origin}) must use https: plain http is allowed only for loopback addresses (127.0.0.1, localhost, ::1)`,
+      {
+        hint: `use https://${url.host}${url.pathname === '/' ? '' : url.pathname}, or the URL a local sandbox prints`,
+      },
+    );
   }
   return (url.origin + url.pathname).replace(/\/+$/, '');
 }

@@ -73,22 +73,37 @@ export function describeOrigin(source: CredentialSource, flag: string, envName: 
   }
 }
 
-export function resolveProfileName(flags: CredentialFlags, env: Record<string, string | undefined>, data: ConfigData): Sourced<string> {
+export function resolveProfileName(
+  flags: CredentialFlags,
+  env: Record<string, string | undefined>,
+  data: ConfigData,
+): Sourced<string> {
   const fromFlag = flags.profile;
   const fromEnv = envValue(env, ENV.profile);
   const chosen = pick<string>([fromFlag, 'flag'], [fromEnv, 'environment'], [data.current_profile, 'profile']) ?? {
     value: DEFAULT_PROFILE,
     source: 'default' as const,
   };
-  validateProfileName(chosen.value, chosen.source === 'flag' ? '--profile' : chosen.source === 'environment' ? ENV.profile : 'the config file');
+  validateProfileName(
+    chosen.value,
+    chosen.source === 'flag' ? '--profile' : chosen.source === 'environment' ? ENV.profile : 'the config file',
+  );
   return chosen;
 }
 
-export function resolveCredentials(flags: CredentialFlags, env: Record<string, string | undefined>, data: ConfigData): ResolvedCredentials {
+export function resolveCredentials(
+  flags: CredentialFlags,
+  env: Record<string, string | undefined>,
+  data: ConfigData,
+): ResolvedCredentials {
   const profile = resolveProfileName(flags, env, data);
   const stored = data.profiles[profile.value];
 
-  const rawBase = pick<string>([flags.baseUrl, 'flag'], [envValue(env, ENV.baseUrl), 'environment'], [stored?.base_url, 'profile']) ?? {
+  const rawBase = pick<string>(
+    [flags.baseUrl, 'flag'],
+    [envValue(env, ENV.baseUrl), 'environment'],
+    [stored?.base_url, 'profile'],
+  ) ?? {
     value: PRODUCTION_BASE_URL,
     source: 'default' as const,
   };
@@ -97,12 +112,24 @@ export function resolveCredentials(flags: CredentialFlags, env: Record<string, s
     source: rawBase.source,
   };
 
-  const clientId = pick<string>([flags.clientId, 'flag'], [envValue(env, ENV.clientId), 'environment'], [stored?.client_id, 'profile']);
+  const clientId = pick<string>(
+    [flags.clientId, 'flag'],
+    [envValue(env, ENV.clientId), 'environment'],
+    [stored?.client_id, 'profile'],
+  );
   // The profile's secret belongs to the profile's client: never pair it with another client id.
-  const profileSecret = stored?.client_secret !== undefined && clientId?.value === stored.client_id ? stored.client_secret : undefined;
-  const clientSecret = pick<string>([flags.clientSecret, 'flag'], [envValue(env, ENV.clientSecret), 'environment'], [profileSecret, 'profile']);
+  const profileSecret =
+    stored?.client_secret !== undefined && clientId?.value === stored.client_id ? stored.client_secret : undefined;
+  const clientSecret = pick<string>(
+    [flags.clientSecret, 'flag'],
+    [envValue(env, ENV.clientSecret), 'environment'],
+    [profileSecret, 'profile'],
+  );
 
-  const usesProfileToken = stored !== undefined && clientId?.value === stored.client_id && baseUrl.value === normalizeStoredBase(stored.base_url);
+  const usesProfileToken =
+    stored !== undefined &&
+    clientId?.value === stored.client_id &&
+    baseUrl.value === normalizeStoredBase(stored.base_url);
   return { profile, stored, baseUrl, clientId, clientSecret, usesProfileToken };
 }
 

@@ -62,7 +62,8 @@ export async function loadDictionary<T>(
 async function readCache<T>(path: string): Promise<CacheFile<T> | undefined> {
   try {
     const parsed = JSON.parse(await readFile(path, 'utf8')) as CacheFile<T>;
-    if (typeof parsed?.account !== 'string' || typeof parsed.fetched_at !== 'string' || !Array.isArray(parsed.data)) return undefined;
+    if (typeof parsed?.account !== 'string' || typeof parsed.fetched_at !== 'string' || !Array.isArray(parsed.data))
+      return undefined;
     return parsed;
   } catch {
     return undefined;

@@ -26,7 +26,9 @@ export function withFileLock<T>(lockPath: string, fn: () => T, timeoutMs = 10_00
         continue;
       }
       if (Date.now() > deadline) {
-        throw new Error(`the configuration is locked by another leadctl process (${lockPath}); if none is running, delete that file`);
+        throw new Error(
+          `the configuration is locked by another leadctl process (${lockPath}); if none is running, delete that file`,
+        );
       }
       sleepSync(WAIT_STEP_MS + Math.floor(Math.random() * WAIT_STEP_MS));
     }

@@ -21,7 +21,7 @@ export function configDir(
   if (platform === 'win32') return join(env.APPDATA || join(home, 'AppData', 'Roaming'), APP_NAME, 'Config');
   const xdg = env.XDG_CONFIG_HOME;
   // The XDG spec says relative values are invalid and must be ignored.
-  return join(xdg && xdg.startsWith('/') ? xdg : join(home, '.config'), APP_NAME);
+  return join(xdg?.startsWith('/') ? xdg : join(home, '.config'), APP_NAME);
 }
 
 export function configFilePath(dir: string): string {

@@ -40,7 +40,9 @@ export interface ConfigData {
 
 export function validateProfileName(name: string, origin = '--profile'): string {
   if (!PROFILE_NAME_PATTERN.test(name)) {
-    throw new UsageError(`the profile name "${name}" (from ${origin}) is not valid: use letters, digits, ".", "_" or "-" (at most 64, starting with a letter or digit)`);
+    throw new UsageError(
+      `the profile name "${name}" (from ${origin}) is not valid: use letters, digits, ".", "_" or "-" (at most 64, starting with a letter or digit)`,
+    );
   }
   return name;
 }
@@ -57,7 +59,8 @@ function normalize(raw: unknown): ConfigData {
   if (typeof obj.current_profile === 'string') data.current_profile = obj.current_profile;
   if (obj.profiles && typeof obj.profiles === 'object') {
     for (const [name, value] of Object.entries(obj.profiles as Record<string, unknown>)) {
-      if (value && typeof value === 'object' && typeof (value as Profile).base_url === 'string') data.profiles[name] = value as Profile;
+      if (value && typeof value === 'object' && typeof (value as Profile).base_url === 'string')
+        data.profiles[name] = value as Profile;
     }
   }
   return data;

@@ -37,9 +37,12 @@ export function checkSandboxProfile(store: ProfileStore, name: string): void {
     return;
   }
   if (!isLoopbackHost(host)) {
-    throw new UsageError(`the profile "${name}" points at ${new URL(existing.base_url).origin}, not a local sandbox: --save-profile will not overwrite it`, {
-      hint: 'choose another name, e.g. --save-profile sandbox',
-    });
+    throw new UsageError(
+      `the profile "${name}" points at ${new URL(existing.base_url).origin}, not a local sandbox: --save-profile will not overwrite it`,
+      {
+        hint: 'choose another name, e.g. --save-profile sandbox',
+      },
+    );
   }
 }
 
@@ -68,6 +71,10 @@ export function sandboxEnvLines(login: SandboxLogin, campaigns: SandboxCampaign[
       ];
   const keyed = campaigns.find((c) => c.price_reject) ?? campaigns[0];
   if (keyed) lines.push(`export ${API_KEY_ENV}=${shellQuote(keyed.api_key)}  # campaign ${keyed.name}`);
-  for (const c of campaigns) if (c !== keyed) lines.push(`# campaign ${c.name} (price ${c.price.toFixed(2)}${c.price_reject ? ', price reject' : ''}): api_key ${c.api_key}`);
+  for (const c of campaigns)
+    if (c !== keyed)
+      lines.push(
+        `# campaign ${c.name} (price ${c.price.toFixed(2)}${c.price_reject ? ', price reject' : ''}): api_key ${c.api_key}`,
+      );
   return lines;
 }

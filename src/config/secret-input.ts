@@ -20,13 +20,20 @@ export async function secretFromStdin(io: Pick<IO, 'stdin'>, flag: string, hint?
 }
 
 /** `what` names the secret in messages ("client secret", "api key"). */
-export async function secretFromFile(io: Pick<IO, 'cwd'>, file: string, what: string, warn: (line: string) => void): Promise<string> {
+export async function secretFromFile(
+  io: Pick<IO, 'cwd'>,
+  file: string,
+  what: string,
+  warn: (line: string) => void,
+): Promise<string> {
   const path = resolve(io.cwd, file);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read the ${what} file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new UsageError(
+      `cannot read the ${what} file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
   const secret = firstLine(text);
   if (!secret) throw new UsageError(`the ${what} file ${path} is empty`);

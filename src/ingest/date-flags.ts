@@ -29,11 +29,17 @@ export function parseDateFlag(value: string, now: Date, flag = '--date'): string
  */
 export function parseDateTimeFlag(value: string, flag = '--datetime'): string {
   if (!DATETIME_WITH_ZONE.test(value)) {
-    throw new UsageError(`${flag} must be an ISO date-time with a zone, like 2024-01-05T14:00:00Z or 2024-01-05T08:00:00-06:00, got "${value}"`);
+    throw new UsageError(
+      `${flag} must be an ISO date-time with a zone, like 2024-01-05T14:00:00Z or 2024-01-05T08:00:00-06:00, got "${value}"`,
+    );
   }
   const parsed = DateTime.fromISO(value, { setZone: true });
-  if (!parsed.isValid) throw new UsageError(`${flag} "${value}" is not a real date and time (${parsed.invalidExplanation ?? parsed.invalidReason})`);
-  if (Math.abs(parsed.offset) > MAX_OFFSET_MINUTES) throw new UsageError(`${flag} "${value}": a zone offset is at most ±14:00`);
+  if (!parsed.isValid)
+    throw new UsageError(
+      `${flag} "${value}" is not a real date and time (${parsed.invalidExplanation ?? parsed.invalidReason})`,
+    );
+  if (Math.abs(parsed.offset) > MAX_OFFSET_MINUTES)
+    throw new UsageError(`${flag} "${value}": a zone offset is at most ±14:00`);
   return parsed.toUTC().startOf('second').toFormat("yyyy-MM-dd'T'HH:mm:ss'Z'");
 }
 
@@ -48,7 +54,8 @@ export function parsePositiveInt(value: string, flag: string, max?: number): num
 
 /** `--retries`: further attempts per record, 0 to 10. */
 export function parseRetries(value: string, flag = '--retries'): number {
-  if (!/^\d+$/.test(value.trim()) || Number(value) > 10) throw new UsageError(`${flag} must be a whole number from 0 to 10, got "${value}"`);
+  if (!/^\d+$/.test(value.trim()) || Number(value) > 10)
+    throw new UsageError(`${flag} must be a whole number from 0 to 10, got "${value}"`);
   return Number(value);
 }
 

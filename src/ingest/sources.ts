@@ -85,7 +85,11 @@ async function* gunzip(bytes: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
  * The file's bytes, then a check that it is still the file that was opened: an export job that
  * is still writing (size or modification time moved) would otherwise be sent half-written.
  */
-async function* unchangedWhileRead(bytes: AsyncIterable<Buffer>, opened: { full: string; size: number; mtimeMs: number }, name: string): AsyncGenerator<Buffer> {
+async function* unchangedWhileRead(
+  bytes: AsyncIterable<Buffer>,
+  opened: { full: string; size: number; mtimeMs: number },
+  name: string,
+): AsyncGenerator<Buffer> {
   let read = 0;
   for await (const chunk of bytes) {
     read += chunk.length;
@@ -96,7 +100,9 @@ async function* unchangedWhileRead(bytes: AsyncIterable<Buffer>, opened: { full:
     throw new InputError(
       `changed while it was read (${opened.size.toLocaleString('en-US')} bytes when opened, ${(now?.size ?? read).toLocaleString('en-US')} at the end): it is probably still being written`,
       { file: name },
-      { hint: 'wait for the export to finish and run the command again, or pass --allow-changing-input to read it as it is' },
+      {
+        hint: 'wait for the export to finish and run the command again, or pass --allow-changing-input to read it as it is',
+      },
     );
   }
 }
@@ -106,7 +112,11 @@ export async function hashFile(path: string, hash: { update(data: Uint8Array): u
   const handle = await open(path, 'r');
   try {
     const buffer = Buffer.allocUnsafe(1 << 20);
-    for (let n = (await handle.read(buffer, 0, buffer.length)).bytesRead; n > 0; n = (await handle.read(buffer, 0, buffer.length)).bytesRead) {
+    for (
+      let n = (await handle.read(buffer, 0, buffer.length)).bytesRead;
+      n > 0;
+      n = (await handle.read(buffer, 0, buffer.length)).bytesRead
+    ) {
       hash.update(buffer.subarray(0, n));
     }
   } finally {
@@ -321,10 +331,14 @@ function notText(name: string, encoding: string, bad: BadByte, cause: unknown): 
         ? `is not UTF-8 text (invalid bytes after offset ${bad.offset})`
         : `is not UTF-8 text: byte 0x${bad.value.toString(16).toUpperCase().padStart(2, '0')} at offset ${bad.offset}${line} is not valid UTF-8`
       : `is not valid ${encoding.toUpperCase()} text (invalid bytes after offset ${bad.offset})`;
-  return new InputError(message, { file: name }, {
-    hint: 'save the file as "CSV UTF-8" and try again, or name its encoding: --encoding latin1, windows-1252 or utf-16le',
-    cause,
-  });
+  return new InputError(
+    message,
+    { file: name },
+    {
+      hint: 'save the file as "CSV UTF-8" and try again, or name its encoding: --encoding latin1, windows-1252 or utf-16le',
+      cause,
+    },
+  );
 }
 
 /** The first characters of an input without consuming them: the returned source replays them. */

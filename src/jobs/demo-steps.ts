@@ -78,7 +78,16 @@ export const DEMO_STEPS: DemoStep[] = [
       'drops duplicates, reports the invalid rows by row number (SSNs masked) and uploads the rest.',
     command: ['lists', 'create'],
     fixtures: [LIST_FIXTURE],
-    args: (s) => ['--name', 'Demo SSN suppression', '--type', 'ssn', '--skip-invalid', '--rejects', `${s.filesDir}/list-rejects.csv`, s.fixture(LIST_FIXTURE)],
+    args: (s) => [
+      '--name',
+      'Demo SSN suppression',
+      '--type',
+      'ssn',
+      '--skip-invalid',
+      '--rejects',
+      `${s.filesDir}/list-rejects.csv`,
+      s.fixture(LIST_FIXTURE),
+    ],
     expect: { 4: 'uploaded the valid SSNs; the invalid rows are in the rejects file' },
     essential: true,
   },
@@ -86,7 +95,7 @@ export const DEMO_STEPS: DemoStep[] = [
     id: 'customers-batch',
     title: 'Push the LMS export: customers, loans and payments',
     explain:
-      'The nightly job. The export is in the LMS\'s shape (its column names, dollars, US dates in\n' +
+      "The nightly job. The export is in the LMS's shape (its column names, dollars, US dates in\n" +
       'Chicago time, status codes); the mapping converts it. Records are validated locally, sent in\n' +
       'chunks of customers (4 here to show several; up to 1000 in production), and every broken row\n' +
       'ends in the rejects file with its file, row and reason.',
@@ -121,7 +130,7 @@ export const DEMO_STEPS: DemoStep[] = [
   {
     id: 'legacy-rejected',
     title: 'Post a lead whose SSN is on the suppression list',
-    explain: 'This applicant\'s SSN is on the list uploaded above (row 2 of its file), so the lead is Rejected.',
+    explain: "This applicant's SSN is on the list uploaded above (row 2 of its file), so the lead is Rejected.",
     command: ['legacy', 'post'],
     fixtures: ['legacy/suppressed.json'],
     env: (s) => ({ LEADCTL_API_KEY: { value: s.directKey, shown: '<Sandbox Direct campaign key>' } }),
@@ -169,7 +178,7 @@ export const DEMO_STEPS: DemoStep[] = [
   {
     id: 'dry-run-fail',
     title: 'Dry run: the applicant bought a moment ago',
-    explain: 'The accepted lead\'s email: the service has already purchased this applicant.',
+    explain: "The accepted lead's email: the service has already purchased this applicant.",
     command: ['dry-run'],
     args: () => ['--email', PURCHASED_EMAIL],
     expect: { 4: 'FAIL (previously purchased)' },
@@ -177,7 +186,7 @@ export const DEMO_STEPS: DemoStep[] = [
   {
     id: 'leads-ids',
     title: "Today's lead ids",
-    explain: 'Analysts pull the ids of a day (following the service\'s cursor across pages).',
+    explain: "Analysts pull the ids of a day (following the service's cursor across pages).",
     command: ['leads', 'ids'],
     args: () => ['--date', 'today', '--all'],
     expect: { 0: 'the ids of the leads posted above' },
@@ -185,7 +194,8 @@ export const DEMO_STEPS: DemoStep[] = [
   {
     id: 'leads-export',
     title: "Export today's leads to CSV",
-    explain: 'Each lead is fetched (with bounded concurrency and retries) and written as one CSV row, with\nthe data dictionary\'s column names as headers.',
+    explain:
+      "Each lead is fetched (with bounded concurrency and retries) and written as one CSV row, with\nthe data dictionary's column names as headers.",
     command: ['leads', 'export'],
     args: (s) => ['--date', 'today', '--out', `${s.filesDir}/leads-export.csv`],
     expect: { 0: 'every lead exported' },

@@ -68,7 +68,12 @@ export async function runDemo(options: DemoOptions): Promise<{ report: DemoRepor
   const { startSandbox } = await import('../sandbox/index.js');
   let sandbox: RunningSandbox | undefined;
   try {
-    sandbox = await startSandbox({ host: '127.0.0.1', port: 0, memory: true, onError: (m) => io.stderr.write(`sandbox: ${m}\n`) });
+    sandbox = await startSandbox({
+      host: '127.0.0.1',
+      port: 0,
+      memory: true,
+      onError: (m) => io.stderr.write(`sandbox: ${m}\n`),
+    });
     const direct = sandbox.campaigns.find((c) => !c.price_reject);
     const priceReject = sandbox.campaigns.find((c) => c.price_reject);
     const state: DemoState = {
@@ -95,7 +100,16 @@ export async function runDemo(options: DemoOptions): Promise<{ report: DemoRepor
           giveUp = setTimeout(() => resolve(signal), options.stepGraceMs ?? STEP_GRACE_MS);
         };
       });
-      const result = await runStep(step, index, steps.length, { options, state, text, say, configDir, stateDir, stopReason, abandoned });
+      const result = await runStep(step, index, steps.length, {
+        options,
+        state,
+        text,
+        say,
+        configDir,
+        stateDir,
+        stopReason,
+        abandoned,
+      });
       clearTimeout(giveUp);
       onInterrupt = undefined;
       results.push(result);
@@ -109,7 +123,9 @@ export async function runDemo(options: DemoOptions): Promise<{ report: DemoRepor
       files_dir: filesDir,
       elapsed_seconds: (Date.now() - started) / 1000,
       steps: results,
-      missing: results.filter((r) => r.status === 'missing').map((r) => `${steps.find((s) => s.id === r.id)!.command.join(' ')}: ${r.reason}`),
+      missing: results
+        .filter((r) => r.status === 'missing')
+        .map((r) => `${steps.find((s) => s.id === r.id)!.command.join(' ')}: ${r.reason}`),
       store: sandbox.counts(),
       files: await keptFiles(filesDir),
     };
@@ -128,7 +144,10 @@ export async function runDemo(options: DemoOptions): Promise<{ report: DemoRepor
   } finally {
     await sandbox?.close();
     // The config folder holds the sandbox's secret and tokens; only the output files are kept.
-    await Promise.all([rm(configDir, { recursive: true, force: true }), rm(stateDir, { recursive: true, force: true })]);
+    await Promise.all([
+      rm(configDir, { recursive: true, force: true }),
+      rm(stateDir, { recursive: true, force: true }),
+    ]);
     if ((await readdir(filesDir).catch(() => [])).length === 0) await rm(root, { recursive: true, force: true });
     releaseSignals();
   }
@@ -161,9 +180,19 @@ async function runStep(step: DemoStep, index: number, total: number, c: StepCont
   const missingFixture = (step.fixtures ?? []).find((f) => !existsSync(state.fixture(f)));
   let result: DemoStepResult | undefined;
   if (!options.hasCommand(step.command)) {
-    result = { ...base, status: 'missing', exit_code: null, reason: `this build of leadctl has no \`${step.command.join(' ')}\` command yet` };
+    result = {
+      ...base,
+      status: 'missing',
+      exit_code: null,
+      reason: `this build of leadctl has no \`${step.command.join(' ')}\` command yet`,
+    };
   } else if (missingFixture) {
-    result = { ...base, status: 'missing', exit_code: null, reason: `fixture ${text.path(state.fixture(missingFixture))} is missing` };
+    result = {
+      ...base,
+      status: 'missing',
+      exit_code: null,
+      reason: `fixture ${text.path(state.fixture(missingFixture))} is missing`,
+    };
   } else if (c.stopReason) {
     result = { ...base, status: 'skipped', exit_code: null, reason: c.stopReason };
   }
@@ -181,7 +210,11 @@ async function runStep(step: DemoStep, index: number, total: number, c: StepCont
     stdin: Object.assign(Readable.from(stdin ? [Buffer.from(stdin.text)] : []), { isTTY: false }),
     stdout: forwardTo(options.narrate, () => live, step.json ? captured : undefined),
     stderr: forwardTo(options.io.stderr, () => live),
-    env: childEnv(options.io.env, { LEADCTL_CONFIG_DIR: c.configDir, LEADCTL_STATE_DIR: c.stateDir, ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.value])) }),
+    env: childEnv(options.io.env, {
+      LEADCTL_CONFIG_DIR: c.configDir,
+      LEADCTL_STATE_DIR: c.stateDir,
+      ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.value])),
+    }),
     cwd: options.io.cwd,
     now: options.io.now,
     onSignal: options.io.onSignal,
@@ -189,7 +222,12 @@ async function runStep(step: DemoStep, index: number, total: number, c: StepCont
   const code = await Promise.race([options.runCommand(argv, childIO), c.abandoned.then((signal) => signal)]);
   if (typeof code === 'string') {
     live = false;
-    result = { ...base, status: 'skipped', exit_code: null, reason: `still running ${((options.stepGraceMs ?? STEP_GRACE_MS) / 1000).toFixed(0)} s after ${code}; left behind` };
+    result = {
+      ...base,
+      status: 'skipped',
+      exit_code: null,
+      reason: `still running ${((options.stepGraceMs ?? STEP_GRACE_MS) / 1000).toFixed(0)} s after ${code}; left behind`,
+    };
     await say(text.outcome(result));
     return result;
   }
@@ -198,19 +236,32 @@ async function runStep(step: DemoStep, index: number, total: number, c: StepCont
     try {
       step.capture(Buffer.concat(captured).toString('utf8'), state);
     } catch (error) {
-      result = { ...base, status: 'unexpected', exit_code: code, reason: `could not read its output: ${(error as Error).message}` };
+      result = {
+        ...base,
+        status: 'unexpected',
+        exit_code: code,
+        reason: `could not read its output: ${(error as Error).message}`,
+      };
     }
   }
   result ??=
     meaning !== undefined
       ? { ...base, status: 'ok', exit_code: code, meaning }
-      : { ...base, status: 'unexpected', exit_code: code, reason: `expected exit ${Object.keys(step.expect).join(' or ')}` };
+      : {
+          ...base,
+          status: 'unexpected',
+          exit_code: code,
+          reason: `expected exit ${Object.keys(step.expect).join(' or ')}`,
+        };
   await say(text.outcome(result));
   return result;
 }
 
 /** The user's environment without any LEADCTL_* setting (it could point at the real service), plus the demo's. */
-function childEnv(userEnv: Record<string, string | undefined>, demo: Record<string, string>): Record<string, string | undefined> {
+function childEnv(
+  userEnv: Record<string, string | undefined>,
+  demo: Record<string, string>,
+): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(userEnv)) if (!k.startsWith('LEADCTL_')) env[k] = v;
   return { ...env, ...demo };
@@ -253,10 +304,20 @@ async function keptFiles(dir: string): Promise<DemoFile[]> {
   return files;
 }
 
-function keepInstructions(sandbox: RunningSandbox, configDir: string, stateDir: string, userEnv: Record<string, string | undefined>): string {
-  const keys = sandbox.campaigns.map((c) => `  ${c.name}${c.price_reject ? ' (price reject)' : ''}: LEADCTL_API_KEY=${c.api_key}`);
+function keepInstructions(
+  sandbox: RunningSandbox,
+  configDir: string,
+  stateDir: string,
+  userEnv: Record<string, string | undefined>,
+): string {
+  const keys = sandbox.campaigns.map(
+    (c) => `  ${c.name}${c.price_reject ? ' (price reject)' : ''}: LEADCTL_API_KEY=${c.api_key}`,
+  );
   // Settings in the user's shell beat the profile and could send the next command to another service.
-  const overriding = Object.keys(userEnv).filter((k) => k.startsWith('LEADCTL_') && userEnv[k] !== undefined && k !== 'LEADCTL_CONFIG_DIR' && k !== 'LEADCTL_STATE_DIR');
+  const overriding = Object.keys(userEnv).filter(
+    (k) =>
+      k.startsWith('LEADCTL_') && userEnv[k] !== undefined && k !== 'LEADCTL_CONFIG_DIR' && k !== 'LEADCTL_STATE_DIR',
+  );
   return [
     '',
     `The sandbox keeps running on ${sandbox.baseUrl} (--keep). Point leadctl at it from another terminal:`,
@@ -268,7 +329,7 @@ function keepInstructions(sandbox: RunningSandbox, configDir: string, stateDir: 
     '  leadctl lists ls',
     `  leadctl leads ids --date today`,
     '',
-    'The first folder holds the demo\'s profile (base URL, client id and secret), the second the push',
+    "The first folder holds the demo's profile (base URL, client id and secret), the second the push",
     'journals and locks, so your own are never touched. Campaign keys for `leadctl legacy post`:',
     ...keys,
     '',

@@ -58,7 +58,8 @@ export async function runDryRunBulk(
   const summary: DryRunBulkSummary = { rows: 0, passed: 0, failed: 0, invalid: 0, errors: 0, reasons: {} };
   const results = mapOrdered(file.rows, options.concurrency, async (row): Promise<DryRunRowResult> => {
     const base = { row: row.row, cells: row.cells };
-    if (!row.check.ok) return { ...base, status: 'invalid', pass: null, reason: `invalid: ${row.check.problems.join('; ')}` };
+    if (!row.check.ok)
+      return { ...base, status: 'invalid', pass: null, reason: `invalid: ${row.check.problems.join('; ')}` };
     const request = row.check.request;
     const attempt = await attemptRecord(() => api.dryRun(request, { signal: options.signal }), {
       retries: options.retries,
@@ -71,7 +72,8 @@ export async function runDryRunBulk(
         : { ...base, status: 'failed', pass: false, reason: attempt.value.reason ?? 'unknown' };
     }
     // The service refusing the row's content is the row's problem, not an outage.
-    if (attempt.error instanceof ValidationError) return { ...base, status: 'invalid', pass: null, reason: `invalid: ${reasonOf(attempt.error)}` };
+    if (attempt.error instanceof ValidationError)
+      return { ...base, status: 'invalid', pass: null, reason: `invalid: ${reasonOf(attempt.error)}` };
     return { ...base, status: 'error', pass: null, reason: `error: ${reasonOf(attempt.error)}` };
   });
   for await (const result of results) {
@@ -87,13 +89,21 @@ export async function runDryRunBulk(
   const accounted = summary.passed + summary.failed + summary.invalid + summary.errors;
   summary.accounting = { balanced: accounted === summary.rows };
   if (!summary.accounting.balanced) {
-    throw new LeadctlError('internal', ExitCode.UNEXPECTED, `${file.name}: the counts do not add up (${summary.rows} rows, ${accounted} accounted for): a bug in leadctl`);
+    throw new LeadctlError(
+      'internal',
+      ExitCode.UNEXPECTED,
+      `${file.name}: the counts do not add up (${summary.rows} rows, ${accounted} accounted for): a bug in leadctl`,
+    );
   }
   return summary;
 }
 
 /** CSV writer of the results: the input's header plus pass and reason. The caller owns `out`. */
-export function dryRunCsvWriter(header: readonly string[], out: Writable, options: CsvWriteOptions = {}): { write(r: DryRunRowResult): Promise<void>; end(): Promise<void> } {
+export function dryRunCsvWriter(
+  header: readonly string[],
+  out: Writable,
+  options: CsvWriteOptions = {},
+): { write(r: DryRunRowResult): Promise<void>; end(): Promise<void> } {
   const csv = new CsvStream(out, [...header, PASS_COLUMN, REASON_COLUMN], options);
   return {
     async write(r) {

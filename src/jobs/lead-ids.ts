@@ -37,7 +37,11 @@ export const DEFAULT_PER_PAGE = 100;
  * wanted, so the cursor the service returns continues right after the last id printed. A cursor
  * that comes back, or ids sent twice, end the run (PagingError) before that page is passed on.
  */
-export async function* streamLeadIds(api: LeadIdsSource, options: LeadIdsOptions, progress: LeadIdsProgress): AsyncGenerator<number[]> {
+export async function* streamLeadIds(
+  api: LeadIdsSource,
+  options: LeadIdsOptions,
+  progress: LeadIdsProgress,
+): AsyncGenerator<number[]> {
   const perPage = options.perPage ?? DEFAULT_PER_PAGE;
   const follow = options.all === true || options.limit !== undefined;
   let cursor = options.cursor;

@@ -6,7 +6,11 @@ import { attemptRecord, failedRecordsExitCode, reasonOf } from './record-retry.j
 import { streamLeadIds, type LeadIdsProgress, type LeadIdsSource } from './lead-ids.js';
 
 export interface LeadSource extends LeadIdsSource {
-  lead(leadId: number | string, mapIds?: readonly string[], options?: { signal?: AbortSignal }): Promise<Record<string, unknown>>;
+  lead(
+    leadId: number | string,
+    mapIds?: readonly string[],
+    options?: { signal?: AbortSignal },
+  ): Promise<Record<string, unknown>>;
 }
 
 export interface ExportOptions {
@@ -54,13 +58,21 @@ export async function exportLeads(
 ): Promise<ExportResult> {
   const ids: number[] = [];
   const progress: LeadIdsProgress = { pages: 0, ids: 0 };
-  for await (const page of streamLeadIds(api, { date: options.date, datetime: options.datetime, perPage: options.perPage, all: true, signal: options.signal }, progress)) {
+  for await (const page of streamLeadIds(
+    api,
+    { date: options.date, datetime: options.datetime, perPage: options.perPage, all: true, signal: options.signal },
+    progress,
+  )) {
     ids.push(...page);
   }
   onEvent({ type: 'ids', total: ids.length });
 
   // The caller owns `out` (it may be stdout, which must not be ended).
-  const csv = new CsvStream(out, options.columns.map((c) => c.column), { raw: options.csvRaw });
+  const csv = new CsvStream(
+    out,
+    options.columns.map((c) => c.column),
+    { raw: options.csvRaw },
+  );
   const known = new Set(options.columns.map((c) => c.id));
   const reportUnknown = options.mapIds === undefined;
   const missing: MissingLead[] = [];

@@ -55,7 +55,8 @@ export function checkLegacyLeads(input: LegacyInput, options: PrepareOptions): C
   for (const raw of input.leads) {
     const prepared = prepareLegacyLead(raw.data, options);
     leads.push({ ...prepared, number: raw.number, line: raw.line });
-    for (const issue of validateLegacyLead(prepared.data)) problems.push({ lead: raw.number, line: raw.line, ...issue });
+    for (const issue of validateLegacyLead(prepared.data))
+      problems.push({ lead: raw.number, line: raw.line, ...issue });
   }
   return { leads, problems };
 }
@@ -67,7 +68,12 @@ export function validateLegacyLead(data: Record<string, unknown>): FormattedIssu
 
 /** `income_sources[0].employer_name: required when income_source is 1 (Employed)`, prefixed with where the lead is. */
 export function formatLeadProblem(p: LeadProblem, input: Pick<LegacyInput, 'source' | 'shape'>): string {
-  const where = input.shape === 'object' ? input.source : input.shape === 'ndjson' ? `${input.source}, line ${p.line}` : `${input.source}, lead ${p.lead}`;
+  const where =
+    input.shape === 'object'
+      ? input.source
+      : input.shape === 'ndjson'
+        ? `${input.source}, line ${p.line}`
+        : `${input.source}, lead ${p.lead}`;
   return `${where}: ${p.path === '' ? '(the lead)' : p.path}: ${p.message}`;
 }
 
@@ -79,11 +85,13 @@ export interface KnownLegacyError {
 }
 
 const PRICE_REJECT_HINTS: Record<keyof typeof PRICE_REJECT_ERRORS, string> = {
-  invalid: 'no such offer for this api key: use an offer id printed by `leadctl legacy post`, with the price_reject api key printed beside it',
+  invalid:
+    'no such offer for this api key: use an offer id printed by `leadctl legacy post`, with the price_reject api key printed beside it',
   accepted: 'this offer was already accepted: the lead is sold on it, nothing more to do',
   revoked: 'another offer for this lead was accepted, which withdraws the others',
   expired: 'the offer ran out of time: post the lead again to get new offers',
-  notEnabled: 'this campaign does not use price reject: use the api key of a campaign that does (the one in the pending answer)',
+  notEnabled:
+    'this campaign does not use price reject: use the api key of a campaign that does (the one in the pending answer)',
 };
 
 /** Recognises the five documented price-reject errors, whatever the spacing or case. */

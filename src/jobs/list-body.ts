@@ -63,7 +63,9 @@ export class CollectedValues {
     yield `{"name":${JSON.stringify(name)},"type":${JSON.stringify(type)},"list":[`;
     let chunk = '';
     for (let i = 0; i < this.count; i++) {
-      const item = this.numbers ? '"' + String(this.numbers[i]).padStart(this.width!, '0') + '"' : JSON.stringify(this.strings![i]);
+      const item = this.numbers
+        ? '"' + String(this.numbers[i]).padStart(this.width!, '0') + '"'
+        : JSON.stringify(this.strings![i]);
       chunk += i === 0 ? item : ',' + item;
       if (chunk.length >= CHUNK_CHARS) {
         yield chunk;

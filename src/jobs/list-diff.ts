@@ -26,12 +26,21 @@ function valueDigest(record: DeltaRecord, value: string): Buffer {
 }
 
 /** The digests of the collected values, to remember after an upload. */
-export function* listDigests(record: DeltaRecord, values: Pick<CollectedValues, 'length' | 'valueAt'>): Generator<Buffer> {
+export function* listDigests(
+  record: DeltaRecord,
+  values: Pick<CollectedValues, 'length' | 'valueAt'>,
+): Generator<Buffer> {
   for (let i = 0; i < values.length; i++) yield valueDigest(record, values.valueAt(i)!);
 }
 
 /** Counts against the record of `listId` (which must exist); `show` also lists the added values, masked. */
-export function diffList(record: DeltaRecord, listId: number, kind: ListValueKind, values: Pick<CollectedValues, 'length' | 'valueAt'>, show = false): ListDiff {
+export function diffList(
+  record: DeltaRecord,
+  listId: number,
+  kind: ListValueKind,
+  values: Pick<CollectedValues, 'length' | 'valueAt'>,
+  show = false,
+): ListDiff {
   const known = record.list(listId);
   if (!known) throw new Error(`no record of list ${listId}`);
   const has = record.listLookup(listId);

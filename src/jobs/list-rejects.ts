@@ -26,7 +26,12 @@ export class ListRejectsWriter {
     private readonly source: string,
   ) {}
 
-  static async open(path: string, cwd: string, source: string, options: CsvWriteOptions = {}): Promise<ListRejectsWriter> {
+  static async open(
+    path: string,
+    cwd: string,
+    source: string,
+    options: CsvWriteOptions = {},
+  ): Promise<ListRejectsWriter> {
     const file = new CsvFile(path, cwd, REJECTS_COLUMNS, { ...options, what: 'the rejects file' });
     file.open();
     return new ListRejectsWriter(path, file, source);

@@ -10,7 +10,13 @@ import { openInput } from '../ingest/sources.js';
 import { maskAllButLast, maskSsn } from '../output/mask.js';
 import { validateListItem } from '../schema/list-items.js';
 import { didYouMean } from '../suggest.js';
-import { LIST_TYPE_ALIASES, LIST_TYPES, MAX_LIST_NAME_LENGTH, resolveListType, type ListType } from '../schema/list-types.js';
+import {
+  LIST_TYPE_ALIASES,
+  LIST_TYPES,
+  MAX_LIST_NAME_LENGTH,
+  resolveListType,
+  type ListType,
+} from '../schema/list-types.js';
 import type { List } from '../schema/lists.js';
 import { CollectedValues } from './list-body.js';
 import type { ListChanges } from './list-diff.js';
@@ -119,7 +125,9 @@ export interface ProblemReason {
 export function checkListName(name: string | undefined): string {
   if (name === undefined || name.trim() === '') throw new UsageError('--name is required and must not be blank');
   if (name.length > MAX_LIST_NAME_LENGTH) {
-    throw new UsageError(`--name is ${name.length} characters long; the service allows at most ${MAX_LIST_NAME_LENGTH}`);
+    throw new UsageError(
+      `--name is ${name.length} characters long; the service allows at most ${MAX_LIST_NAME_LENGTH}`,
+    );
   }
   return name;
 }
@@ -129,9 +137,12 @@ export function checkListType(input: string | undefined): ListType {
   if (input === undefined || input.trim() === '') throw new UsageError('--type is required');
   const type = resolveListType(input);
   if (!type) {
-    throw new UsageError(`unknown list type "${input}"${didYouMean(input, [...Object.keys(LIST_TYPE_ALIASES), ...LIST_TYPES])}`, {
-      hint: `use one of: ssn, ssn4, zip, phone, email, routing, employer, affiliate, or the service's names: ${LIST_TYPES.join(', ')}`,
-    });
+    throw new UsageError(
+      `unknown list type "${input}"${didYouMean(input, [...Object.keys(LIST_TYPE_ALIASES), ...LIST_TYPES])}`,
+      {
+        hint: `use one of: ssn, ssn4, zip, phone, email, routing, employer, affiliate, or the service's names: ${LIST_TYPES.join(', ')}`,
+      },
+    );
   }
   return type;
 }
@@ -148,12 +159,18 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
   const normalise = normaliserFor(type);
   const name = checkListName(options.name);
 
-  if (options.rejectsPath !== undefined && options.input !== '-' && resolve(deps.io.cwd, options.rejectsPath) === resolve(deps.io.cwd, options.input)) {
+  if (
+    options.rejectsPath !== undefined &&
+    options.input !== '-' &&
+    resolve(deps.io.cwd, options.rejectsPath) === resolve(deps.io.cwd, options.input)
+  ) {
     // Opening the rejects file would empty the input before it is read.
     throw new UsageError(`--rejects ${options.rejectsPath} is the input file itself; name another file`);
   }
   const source = await openInput(options.input, deps.io);
-  const rejects = options.rejectsPath ? await ListRejectsWriter.open(options.rejectsPath, deps.io.cwd, source.name, { raw: deps.io.csv?.raw }) : undefined;
+  const rejects = options.rejectsPath
+    ? await ListRejectsWriter.open(options.rejectsPath, deps.io.cwd, source.name, { raw: deps.io.csv?.raw })
+    : undefined;
   try {
     const reader = await openListReader(source, {
       column: options.column,
@@ -165,8 +182,16 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
     if (reader.format === 'json' && options.column !== undefined) {
       throw new UsageError(`--column does not apply to ${source.name}: it is a JSON array of values, not a table`);
     }
-    const columnLabel = reader.column ? `${reader.column.index + 1}${reader.column.name ? ` (${reader.column.name})` : ''}` : null;
-    deps.onEvent?.({ type: 'reading', file: source.name, format: reader.format, column: columnLabel ?? undefined, headerRow: reader.headerRow });
+    const columnLabel = reader.column
+      ? `${reader.column.index + 1}${reader.column.name ? ` (${reader.column.name})` : ''}`
+      : null;
+    deps.onEvent?.({
+      type: 'reading',
+      file: source.name,
+      format: reader.format,
+      column: columnLabel ?? undefined,
+      headerRow: reader.headerRow,
+    });
 
     // A full SSN typed into a last-four list is personal data too.
     const masks = kind === 'ssn' || kind === 'ssn4';
@@ -177,13 +202,22 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
     const display = (raw: string) => (masks ? maskSsn(raw) : raw);
     // Synchronous unless the rejects file asks to wait (a million bad rows must not cost a million
     // awaits); the problem is only put into words when it will be shown or written.
-    const report = (row: number | undefined, raw: string, reason: string, normalisedValue?: string): Promise<void> | undefined => {
+    const report = (
+      row: number | undefined,
+      raw: string,
+      reason: string,
+      normalisedValue?: string,
+    ): Promise<void> | undefined => {
       problemCount++;
       const group = reasons.get(reason);
       if (group) group.count++;
       if (group && shown.length >= SHOWN_PROBLEMS && !rejects) return undefined;
       const hint = normalisedValue === undefined ? undefined : spreadsheetHint(type, normalisedValue);
-      const problem: ListProblem = { ...(row === undefined ? {} : { row }), value: display(raw), reason: hint ? `${reason} (${hint})` : reason };
+      const problem: ListProblem = {
+        ...(row === undefined ? {} : { row }),
+        value: display(raw),
+        reason: hint ? `${reason} (${hint})` : reason,
+      };
       if (!group) reasons.set(reason, { reason, count: 1, example: problem });
       if (shown.length >= SHOWN_PROBLEMS && !rejects) return undefined;
       if (shown.length < SHOWN_PROBLEMS) shown.push(problem);
@@ -271,9 +305,17 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
       summary.elapsed_seconds = Math.round(deps.io.now().getTime() - started) / 1000;
       // Every row read ends blank, valid or rejected; a service refusal adds its rejects on top of ours.
       const accounted = summary.blank + summary.valid + summary.rejected;
-      summary.accounting = { balanced: outcome === 'refused' ? summary.rows_read <= accounted : summary.rows_read === accounted, rows_read: summary.rows_read, accounted_for: accounted };
+      summary.accounting = {
+        balanced: outcome === 'refused' ? summary.rows_read <= accounted : summary.rows_read === accounted,
+        rows_read: summary.rows_read,
+        accounted_for: accounted,
+      };
       if (!summary.accounting.balanced) {
-        throw new LeadctlError('internal', ExitCode.UNEXPECTED, `${summary.file}: the counts do not add up (${summary.rows_read} rows read, ${accounted} accounted for): a bug in leadctl; nothing was lost on the service's side, but report it`);
+        throw new LeadctlError(
+          'internal',
+          ExitCode.UNEXPECTED,
+          `${summary.file}: the counts do not add up (${summary.rows_read} rows read, ${accounted} accounted for): a bug in leadctl; nothing was lost on the service's side, but report it`,
+        );
       }
       const byCount = [...reasons.values()].sort((x, y) => y.count - x.count);
       return { outcome, summary, problems: shown, problemCount, reasons: byCount, values: collected, ...extra };
@@ -324,7 +366,9 @@ const LONG_NUMBER_DIGITS = 8;
  * the list's: runs of eight or more digits show their last four only.
  */
 export function maskLongNumbers(text: string): string {
-  return text.replace(NUMBER_RUN, (run) => (run.replace(/\D/g, '').length >= LONG_NUMBER_DIGITS ? maskAllButLast(run) : run));
+  return text.replace(NUMBER_RUN, (run) =>
+    run.replace(/\D/g, '').length >= LONG_NUMBER_DIGITS ? maskAllButLast(run) : run,
+  );
 }
 
 function abortReason(signal: AbortSignal): Error {
@@ -344,12 +388,16 @@ const ITEM_KEY = /^list\.(\d+)$/;
  * uploaded list (1-based, "Row 3: …"); Laravel-style `list.2` keys name a 0-based index.
  * Either way the item's source row and value (unmasked: the caller masks) come from what was uploaded.
  */
-export function serviceProblems(fieldErrors: Record<string, string[]>, collected: Pick<CollectedValues, 'rowAt' | 'valueAt'>): ListProblem[] {
+export function serviceProblems(
+  fieldErrors: Record<string, string[]>,
+  collected: Pick<CollectedValues, 'rowAt' | 'valueAt'>,
+): ListProblem[] {
   const problems: ListProblem[] = [];
   const item = (index: number, reason: string) => {
     const row = collected.rowAt(index);
     const value = collected.valueAt(index);
-    if (row === undefined || value === undefined) problems.push({ value: '', reason: `item ${index + 1} of the upload: ${reason}` });
+    if (row === undefined || value === undefined)
+      problems.push({ value: '', reason: `item ${index + 1} of the upload: ${reason}` });
     else problems.push({ row, value, reason: `refused by the service: ${reason}` });
   };
   for (const [key, messages] of Object.entries(fieldErrors)) {

@@ -28,7 +28,9 @@ export async function* mapOrdered<T, R>(
   };
 
   const iterator: Iterator<T> | AsyncIterator<T> =
-    Symbol.asyncIterator in source ? (source as AsyncIterable<T>)[Symbol.asyncIterator]() : (source as Iterable<T>)[Symbol.iterator]();
+    Symbol.asyncIterator in source
+      ? (source as AsyncIterable<T>)[Symbol.asyncIterator]()
+      : (source as Iterable<T>)[Symbol.iterator]();
   const queue: Promise<R>[] = [];
   let index = 0;
   let exhausted = false;

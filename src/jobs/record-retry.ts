@@ -45,5 +45,7 @@ export function reasonOf(error: unknown): string {
  * because the service stayed unavailable (429, 5xx, the network: try again later), else 4.
  */
 export function failedRecordsExitCode(errors: readonly unknown[]): number {
-  return errors.some((e) => e instanceof LeadctlError && e.exitCode === ExitCode.SERVICE) ? ExitCode.SERVICE : ExitCode.REJECTED;
+  return errors.some((e) => e instanceof LeadctlError && e.exitCode === ExitCode.SERVICE)
+    ? ExitCode.SERVICE
+    : ExitCode.REJECTED;
 }

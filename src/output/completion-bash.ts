@@ -1,6 +1,13 @@
 import type { CommandSpec } from './completion-spec.js';
 import { allCommands } from './completion-spec.js';
-import { childFunction, operandsFunction, pathKey, shQuote, takesValueFunction, valuesFunction } from './completion-tables.js';
+import {
+  childFunction,
+  operandsFunction,
+  pathKey,
+  shQuote,
+  takesValueFunction,
+  valuesFunction,
+} from './completion-tables.js';
 
 const P = '__leadctl';
 

@@ -24,7 +24,9 @@ function valueFlags(value: ValueCompletion): string {
 }
 
 function optionLine(program: string, cmd: CommandSpec, option: OptionSpec): string {
-  const names = option.names.map((n) => (n.startsWith('--') ? `-l ${fishQuote(n.slice(2))}` : `-s ${fishQuote(n.slice(1))}`)).join(' ');
+  const names = option.names
+    .map((n) => (n.startsWith('--') ? `-l ${fishQuote(n.slice(2))}` : `-s ${fishQuote(n.slice(1))}`))
+    .join(' ');
   const value = option.takesValue ? ` ${valueFlags(option.value)}` : '';
   return `complete -c ${program} -n ${fishQuote(`${P}_at ${fishQuote(key(cmd))}`)} ${names}${value} -d ${fishQuote(option.description)}`;
 }
@@ -38,7 +40,9 @@ export function fishCompletion(root: CommandSpec, version: string): string {
   for (const cmd of allCommands(root)) {
     const at = fishQuote(`${P}_at ${fishQuote(key(cmd))}`);
     for (const sub of cmd.commands) {
-      children.push(`        case ${[sub.name, ...sub.aliases].map((w) => fishQuote(`${key(cmd)}/${w}`)).join(' ')}\n            echo ${fishQuote(sub.name)}`);
+      children.push(
+        `        case ${[sub.name, ...sub.aliases].map((w) => fishQuote(`${key(cmd)}/${w}`)).join(' ')}\n            echo ${fishQuote(sub.name)}`,
+      );
       lines.push(`complete -c ${program} -n ${at} -a ${fishQuote(sub.name)} -d ${fishQuote(sub.description)}`);
     }
     for (const option of cmd.options) {
@@ -46,7 +50,8 @@ export function fishCompletion(root: CommandSpec, version: string): string {
       lines.push(optionLine(program, cmd, option));
     }
     if (cmd.operands.kind === 'files') lines.push(`complete -c ${program} -n ${at} -F`);
-    if (cmd.operands.kind === 'words') lines.push(`complete -c ${program} -n ${at} -a ${fishQuote(cmd.operands.words.join(' '))}`);
+    if (cmd.operands.kind === 'words')
+      lines.push(`complete -c ${program} -n ${at} -a ${fishQuote(cmd.operands.words.join(' '))}`);
   }
 
   return `# fish completion for ${program}

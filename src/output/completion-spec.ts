@@ -1,7 +1,11 @@
 import type { Argument, Command, Option } from 'commander';
 
 /** What a shell should offer for a value: fixed words, file names, directory names, or nothing. */
-export type ValueCompletion = { kind: 'words'; words: string[] } | { kind: 'files' } | { kind: 'dirs' } | { kind: 'none' };
+export type ValueCompletion =
+  | { kind: 'words'; words: string[] }
+  | { kind: 'files' }
+  | { kind: 'dirs' }
+  | { kind: 'none' };
 
 export interface OptionSpec {
   /** Every spelling, e.g. ['-o', '--output']. */
@@ -53,12 +57,11 @@ function walk(cmd: Command, path: string[], inherited: OptionSpec[], hints: Spec
   const ownNames = new Set(own.flatMap((o) => o.names));
   const options = [...own, ...inherited.filter((o) => !o.names.some((n) => ownNames.has(n)))];
   const passDown = options.filter((o) => o.inherited);
-  const commands = help
-    .visibleCommands(cmd)
-    .map((sub) => walk(sub, [...path, sub.name()], passDown, hints));
+  const commands = help.visibleCommands(cmd).map((sub) => walk(sub, [...path, sub.name()], passDown, hints));
   // `leadctl lists help create`: the implicit help command takes a sibling's name.
   const helpCommand = commands.find((c) => c.name === 'help' && c.commands.length === 0);
-  if (helpCommand) helpCommand.operands = { kind: 'words', words: commands.filter((c) => c !== helpCommand).map((c) => c.name) };
+  if (helpCommand)
+    helpCommand.operands = { kind: 'words', words: commands.filter((c) => c !== helpCommand).map((c) => c.name) };
   return {
     path,
     name: cmd.name(),
@@ -104,7 +107,10 @@ function operandCompletion(cmd: Command, commands: CommandSpec[]): ValueCompleti
 
 /** Help descriptions can run long; a shell menu needs the first clause. */
 function firstSentence(text: string): string {
-  const line = text.split('\n')[0]!.replace(/\s*\([^()]*\)/g, '').trim();
+  const line = text
+    .split('\n')[0]!
+    .replace(/\s*\([^()]*\)/g, '')
+    .trim();
   const cut = line.search(/[.;]\s/);
   const short = cut > 0 ? line.slice(0, cut) : line;
   return short.length > 90 ? short.slice(0, 87).trimEnd() + '...' : short;

@@ -74,7 +74,9 @@ export function takesValueFunction(prefix: string, root: CommandSpec): string {
 /** `prefix_values PATH OPTION` prints the value code of OPTION under PATH. */
 export function valuesFunction(prefix: string, root: CommandSpec): string {
   const scoped = optionsByScope(root).filter(([, option]) => option.takesValue);
-  const codedNames = new Set(scoped.flatMap(([, option]) => (valueCode(option.value) === undefined ? [] : option.names)));
+  const codedNames = new Set(
+    scoped.flatMap(([, option]) => (valueCode(option.value) === undefined ? [] : option.names)),
+  );
   // Options without suggestions are listed only to shadow a same-named option that has some.
   const arms = scoped
     .filter(([, option]) => option.names.some((n) => codedNames.has(n)))

@@ -1,6 +1,13 @@
 import type { CommandSpec } from './completion-spec.js';
 import { allCommands } from './completion-spec.js';
-import { childFunction, operandsFunction, pathKey, shQuote, takesValueFunction, valuesFunction } from './completion-tables.js';
+import {
+  childFunction,
+  operandsFunction,
+  pathKey,
+  shQuote,
+  takesValueFunction,
+  valuesFunction,
+} from './completion-tables.js';
 
 const P = '__leadctl';
 
@@ -14,7 +21,10 @@ export function zshCompletion(root: CommandSpec, version: string): string {
     const arms = allCommands(root)
       .map((cmd) => [cmd, pick(cmd)] as const)
       .filter(([, entries]) => entries.length > 0)
-      .map(([cmd, entries]) => `    ${shQuote(pathKey(cmd))})\n      reply=(\n        ${entries.join('\n        ')}\n      ) ;;`);
+      .map(
+        ([cmd, entries]) =>
+          `    ${shQuote(pathKey(cmd))})\n      reply=(\n        ${entries.join('\n        ')}\n      ) ;;`,
+      );
     return [`${P}_${name}() {`, '  reply=()', '  case "$1" in', ...arms, '  esac', '}'].join('\n');
   };
 

@@ -38,7 +38,10 @@ export interface DemoReport {
 }
 
 export class DemoText {
-  constructor(private readonly color: boolean, private readonly cwd: string) {}
+  constructor(
+    private readonly color: boolean,
+    private readonly cwd: string,
+  ) {}
 
   private style(format: Parameters<typeof styleText>[0], text: string): string {
     return this.color ? styleText(format, text) : text;
@@ -76,7 +79,12 @@ export class DemoText {
       case 'ok':
         return this.style('green', `✓ exit ${result.exit_code}: ${result.meaning}`) + '\n';
       case 'unexpected':
-        return this.style('red', `✗ exit ${result.exit_code}: not what this step expects${result.reason ? ` (${result.reason})` : ''}`) + '\n';
+        return (
+          this.style(
+            'red',
+            `✗ exit ${result.exit_code}: not what this step expects${result.reason ? ` (${result.reason})` : ''}`,
+          ) + '\n'
+        );
       case 'missing':
         return this.style('yellow', `… not shown: ${result.reason}`) + '\n';
       case 'skipped':
@@ -85,20 +93,32 @@ export class DemoText {
   }
 
   summary(report: DemoReport): string {
-    const mark: Record<DemoStepStatus, string> = { ok: 'ok', unexpected: 'FAILED', missing: 'missing', skipped: 'skipped' };
+    const mark: Record<DemoStepStatus, string> = {
+      ok: 'ok',
+      unexpected: 'FAILED',
+      missing: 'missing',
+      skipped: 'skipped',
+    };
     const width = Math.max(...report.steps.map((s) => s.title.length));
-    const lines = ['', this.style('bold', `Demo ${report.ok ? 'finished' : 'FAILED'} in ${report.elapsed_seconds.toFixed(1)} s`), ''];
+    const lines = [
+      '',
+      this.style('bold', `Demo ${report.ok ? 'finished' : 'FAILED'} in ${report.elapsed_seconds.toFixed(1)} s`),
+      '',
+    ];
     for (const step of report.steps) {
       const code = step.exit_code === null ? '' : `exit ${step.exit_code}`;
       const detail = step.status === 'ok' ? step.meaning : step.reason;
-      lines.push(`  ${step.title.padEnd(width)}  ${mark[step.status].padEnd(7)}  ${code.padEnd(7)}  ${detail ?? ''}`.trimEnd());
+      lines.push(
+        `  ${step.title.padEnd(width)}  ${mark[step.status].padEnd(7)}  ${code.padEnd(7)}  ${detail ?? ''}`.trimEnd(),
+      );
     }
     const s = report.store;
     lines.push(
       '',
       `Sandbox store: ${s.lists ?? 0} list(s) with ${s.list_items ?? 0} item(s); ${s.customers ?? 0} customer(s), ${s.loans ?? 0} loan(s), ${s.payments ?? 0} payment(s); ${s.leads ?? 0} lead(s), ${s.offers ?? 0} offer(s).`,
     );
-    if (report.missing.length) lines.push('Not shown (not in this build of leadctl yet):', ...report.missing.map((m) => `  leadctl ${m}`));
+    if (report.missing.length)
+      lines.push('Not shown (not in this build of leadctl yet):', ...report.missing.map((m) => `  leadctl ${m}`));
     if (report.files.length) {
       lines.push('', `Files kept in ${report.files_dir}:`);
       for (const file of report.files) lines.push(`  ${file.path}  (${file.rows} row${file.rows === 1 ? '' : 's'})`);

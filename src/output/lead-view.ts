@@ -18,13 +18,19 @@ export interface LeadViewOptions {
  * The map ids to show, in order: the ones asked for, or else every one present in the answers,
  * in dictionary order, then any the dictionary does not list.
  */
-export function leadKeys(leads: readonly LeadRecord[], dictionary: readonly DictionaryEntry[], requested?: readonly string[]): string[] {
-  if (requested && requested.length) return [...requested];
+export function leadKeys(
+  leads: readonly LeadRecord[],
+  dictionary: readonly DictionaryEntry[],
+  requested?: readonly string[],
+): string[] {
+  if (requested?.length) return [...requested];
   const present = new Set<string>();
   for (const l of leads) for (const k of Object.keys(l.data)) present.add(k);
   const ordered = dictionary.map((e) => e.id).filter((id) => present.has(id));
   const known = new Set(ordered);
-  const extra = [...present].filter((k) => !known.has(k)).sort((a, b) => mapIdNumber(a) - mapIdNumber(b) || a.localeCompare(b));
+  const extra = [...present]
+    .filter((k) => !known.has(k))
+    .sort((a, b) => mapIdNumber(a) - mapIdNumber(b) || a.localeCompare(b));
   return [...ordered, ...extra];
 }
 
@@ -34,7 +40,11 @@ function mapIdNumber(id: string): number {
 }
 
 /** Output columns: named by the dictionary's column names (or map ids with --raw), masked where personal. */
-export function leadColumns(keys: readonly string[], dictionary: readonly DictionaryEntry[], options: LeadViewOptions): Column<LeadRecord>[] {
+export function leadColumns(
+  keys: readonly string[],
+  dictionary: readonly DictionaryEntry[],
+  options: LeadViewOptions,
+): Column<LeadRecord>[] {
   const byId = new Map(dictionary.map((e) => [e.id, e]));
   return keys.map((id) => {
     const entry = byId.get(id);

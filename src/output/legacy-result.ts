@@ -29,10 +29,14 @@ export function legacyResultRecord(response: LegacyResponse, receivedAt: Date, l
     redirect_url: response.redirect_url ?? null,
     errors,
   };
-  if (errors && errors.some((e) => knownPriceRejectError(e))) record.hints = errors.map((e) => knownPriceRejectError(e)?.hint ?? null);
+  if (errors?.some((e) => knownPriceRejectError(e)))
+    record.hints = errors.map((e) => knownPriceRejectError(e)?.hint ?? null);
   if (response.price_reject) {
     // The campaign's key is a secret: only its last four are shown, in JSON as in tables.
-    record.price_reject = { api_key: maskAllButLast(response.price_reject.api_key, 4), offers: offerRecords(response.price_reject.offers, receivedAt) };
+    record.price_reject = {
+      api_key: maskAllButLast(response.price_reject.api_key, 4),
+      offers: offerRecords(response.price_reject.offers, receivedAt),
+    };
   }
   return record;
 }
@@ -81,7 +85,9 @@ export function legacyResultText(response: LegacyResponse, options: HumanResultO
   const pr = response.price_reject;
   const offers = offerRows(pr.offers, options.receivedAt, options.now, options.zone);
   if (offers.length === 0) return { head: lines.join('\n') + '\n  No offers were made.\n', tail: '' };
-  lines.push(`  ${offers.length} offer${offers.length === 1 ? '' : 's'} (price_reject api key ${maskAllButLast(pr.api_key, 4)}):`);
+  lines.push(
+    `  ${offers.length} offer${offers.length === 1 ? '' : 's'} (price_reject api key ${maskAllButLast(pr.api_key, 4)}):`,
+  );
   return {
     head: lines.join('\n') + '\n',
     offers,

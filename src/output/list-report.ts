@@ -38,7 +38,11 @@ export function listJson(list: List): Record<string, unknown> {
 const count = (v: unknown) => (typeof v === 'number' ? v.toLocaleString('en-US') : String(v ?? ''));
 
 export const SUMMARY_COLUMNS: Column<ListUploadSummary>[] = [
-  { key: 'list_id', header: 'List id', format: (v, s) => (v === null ? (s.validate_only ? '(validate only: nothing sent)' : '-') : String(v)) },
+  {
+    key: 'list_id',
+    header: 'List id',
+    format: (v, s) => (v === null ? (s.validate_only ? '(validate only: nothing sent)' : '-') : String(v)),
+  },
   { key: 'name', header: 'Name' },
   { key: 'type', header: 'Type' },
   { key: 'file', header: 'File' },
@@ -53,7 +57,12 @@ export const SUMMARY_COLUMNS: Column<ListUploadSummary>[] = [
   { key: 'rejected', header: 'Rejected', format: count },
   { key: 'distinct', header: 'Distinct', format: count },
   { key: 'uploaded', header: 'Uploaded', format: count },
-  { key: 'validate_only', header: 'Validate only', value: (s) => s.validate_only, format: (_v, s) => (s.validate_only ? 'yes' : 'no') },
+  {
+    key: 'validate_only',
+    header: 'Validate only',
+    value: (s) => s.validate_only,
+    format: (_v, s) => (s.validate_only ? 'yes' : 'no'),
+  },
   { key: 'rejects_file', header: 'Rejects file', format: (v) => (v === null ? '-' : String(v)) },
   { key: 'elapsed_seconds', header: 'Elapsed', format: (v) => `${Number(v).toFixed(2)} s` },
 ];
@@ -64,7 +73,8 @@ const REASON_COLUMNS: Column<ProblemReason>[] = [
   {
     key: 'example',
     header: 'first (row: value)',
-    format: (_v, r) => `${r.example.row === undefined ? '-' : r.example.row}: ${r.example.value === '' ? '(empty)' : r.example.value}${r.example.reason !== r.reason ? ` (${r.example.reason.slice(r.reason.length).replace(/^ \(|\)$/g, '')})` : ''}`,
+    format: (_v, r) =>
+      `${r.example.row === undefined ? '-' : r.example.row}: ${r.example.value === '' ? '(empty)' : r.example.value}${r.example.reason !== r.reason ? ` (${r.example.reason.slice(r.reason.length).replace(/^ \(|\)$/g, '')})` : ''}`,
   },
 ];
 
@@ -86,7 +96,9 @@ const FORMAT_WORDS: Record<ListFileFormat, string> = { lines: 'one value per lin
 
 /** The words the stderr lines and the summary share, e.g. "one value per line, CSV from row 7". */
 export function readAs(summary: Pick<ListUploadSummary, 'format' | 'csv_from_row'>): string {
-  return summary.csv_from_row === null ? FORMAT_WORDS[summary.format] : `${FORMAT_WORDS.lines}, ${FORMAT_WORDS.csv} from row ${summary.csv_from_row}`;
+  return summary.csv_from_row === null
+    ? FORMAT_WORDS[summary.format]
+    : `${FORMAT_WORDS.lines}, ${FORMAT_WORDS.csv} from row ${summary.csv_from_row}`;
 }
 
 /** One line for people about what is about to be read, e.g. "Reading x.csv as CSV, column 2 (ssn), header on row 1". */

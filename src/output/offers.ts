@@ -44,7 +44,12 @@ export function formatExpiresIn(seconds: number): string {
  * `receivedAt` is when the response arrived: expires_in counts from then. `zone` is for tests;
  * people see their own machine's zone (TZ), with its abbreviation so there is no doubt.
  */
-export function offerRows(offers: readonly Offer[], receivedAt: Date, now: Date = receivedAt, zone?: string): OfferRow[] {
+export function offerRows(
+  offers: readonly Offer[],
+  receivedAt: Date,
+  now: Date = receivedAt,
+  zone?: string,
+): OfferRow[] {
   // Whole seconds: the few milliseconds between answer and display must not turn 15m into 14m.
   const elapsed = Math.round((now.getTime() - receivedAt.getTime()) / 1000);
   return offers.map((o) => {
@@ -62,6 +67,10 @@ export function offerRows(offers: readonly Offer[], receivedAt: Date, now: Date 
 export function offerRecords(offers: readonly Offer[], receivedAt: Date): OfferRecord[] {
   return offers.map((o) => ({
     ...o,
-    expires_at: DateTime.fromJSDate(receivedAt).toUTC().plus({ seconds: o.expires_in }).startOf('second').toFormat("yyyy-MM-dd'T'HH:mm:ss'Z'"),
+    expires_at: DateTime.fromJSDate(receivedAt)
+      .toUTC()
+      .plus({ seconds: o.expires_in })
+      .startOf('second')
+      .toFormat("yyyy-MM-dd'T'HH:mm:ss'Z'"),
   }));
 }

@@ -37,23 +37,46 @@ export const MIN_SPINNER_COLUMNS = 20;
  * the common interactive use): a spinner on a terminal of usable width, plain timestamped lines
  * elsewhere (cron logs, CI consoles, a 0-column pane), nothing with --quiet.
  */
-export function progressMode(options: { stderrIsTTY: boolean; quiet: boolean; columns?: number; ci?: boolean }): ProgressMode {
+export function progressMode(options: {
+  stderrIsTTY: boolean;
+  quiet: boolean;
+  columns?: number;
+  ci?: boolean;
+}): ProgressMode {
   if (options.quiet) return 'silent';
   if (!options.stderrIsTTY || options.ci) return 'lines';
   return options.columns !== undefined && options.columns >= MIN_SPINNER_COLUMNS ? 'spinner' : 'lines';
 }
 
 /** The mode for a process's own stderr and environment (CI set: no animation). */
-export function progressModeFor(stderr: OutputStream, env: Record<string, string | undefined>, quiet: boolean): ProgressMode {
+export function progressModeFor(
+  stderr: OutputStream,
+  env: Record<string, string | undefined>,
+  quiet: boolean,
+): ProgressMode {
   const ci = env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
-  return progressMode({ stderrIsTTY: stderr.isTTY === true, quiet, columns: (stderr as { columns?: number }).columns, ci });
+  return progressMode({
+    stderrIsTTY: stderr.isTTY === true,
+    quiet,
+    columns: (stderr as { columns?: number }).columns,
+    ci,
+  });
 }
 
-const SILENT: Progress = { start() {}, update() {}, note() {}, succeed() {}, fail() {}, stop() {}, flush: async () => {} };
+const SILENT: Progress = {
+  start() {},
+  update() {},
+  note() {},
+  succeed() {},
+  fail() {},
+  stop() {},
+  flush: async () => {},
+};
 
 export function createProgress(stderr: OutputStream, settings: ProgressSettings): Progress {
   if (settings.mode === 'silent') return SILENT;
-  if (settings.mode === 'lines') return new LineProgress(stderr, settings.lineIntervalMs ?? 5000, settings.now ?? Date.now);
+  if (settings.mode === 'lines')
+    return new LineProgress(stderr, settings.lineIntervalMs ?? 5000, settings.now ?? Date.now);
   // A stream that only claims to be a terminal (tests, wrappers) cannot move the cursor: plain lines then.
   if (typeof (stderr as { cursorTo?: unknown }).cursorTo !== 'function') {
     return new LineProgress(stderr, settings.lineIntervalMs ?? 5000, settings.now ?? Date.now);

@@ -39,7 +39,8 @@ export async function ask(io: IO, question: string, options: { hidden?: boolean 
 /** Everything on stdin as text (`--client-secret-stdin`). */
 export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
+  for await (const chunk of stream)
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -51,7 +52,10 @@ export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 export async function confirm(io: IO, question: string, options: { yes: boolean }): Promise<void> {
   if (options.yes) return;
   if (io.stdin.isTTY !== true) {
-    throw new UsageError(`${question.replace(/\?$/, '')}: this needs confirmation, and there is no terminal to ask on`, { hint: 'add --yes to confirm it from a script' });
+    throw new UsageError(
+      `${question.replace(/\?$/, '')}: this needs confirmation, and there is no terminal to ask on`,
+      { hint: 'add --yes to confirm it from a script' },
+    );
   }
   const answer = (await ask(io, `${question} [y/N] `)).trim().toLowerCase();
   if (answer !== 'y' && answer !== 'yes') throw new UsageError('not confirmed: nothing was changed');

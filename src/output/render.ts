@@ -68,7 +68,11 @@ export function outputWidth(stream: OutputStream, env: Record<string, string | u
  * below its longest word (`words`), so that names and ids are not split; never below MIN_COLUMN.
  * Undefined when the table fits as it is.
  */
-export function fitColumns(natural: readonly number[], width: number, words: readonly number[] = []): number[] | undefined {
+export function fitColumns(
+  natural: readonly number[],
+  width: number,
+  words: readonly number[] = [],
+): number[] | undefined {
   const borders = natural.length + 1;
   const widths = [...natural];
   const total = () => widths.reduce((a, b) => a + b, 0) + borders;
@@ -78,7 +82,8 @@ export function fitColumns(natural: readonly number[], width: number, words: rea
   for (const floor of [whole, least]) {
     while (total() > width) {
       let widest = -1;
-      for (let i = 0; i < widths.length; i++) if (widths[i]! > floor[i]! && (widest < 0 || widths[i]! > widths[widest]!)) widest = i;
+      for (let i = 0; i < widths.length; i++)
+        if (widths[i]! > floor[i]! && (widest < 0 || widths[i]! > widths[widest]!)) widest = i;
       if (widest < 0) break;
       widths[widest]!--;
     }
@@ -114,7 +119,6 @@ function humanText<T>(column: Column<T>, row: T, time: TimeSettings = {}): strin
   if (column.mask === 'account') return maskAccount(text);
   return text;
 }
-
 
 export function projectRow<T>(row: T, columns: readonly Column<T>[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -193,7 +197,10 @@ export class Output {
         const width = Math.max(...labels.map((l) => l.length));
         const indent = width + 2;
         const room = Math.max(20, (this.settings.width ?? DEFAULT_WIDTH) - indent);
-        const lines = columns.map((c, i) => `${(labels[i] + ':').padEnd(indent)}${wrapText(humanText(c, row, this.settings.time), room).join('\n' + ' '.repeat(indent))}`);
+        const lines = columns.map(
+          (c, i) =>
+            `${(labels[i] + ':').padEnd(indent)}${wrapText(humanText(c, row, this.settings.time), room).join('\n' + ' '.repeat(indent))}`,
+        );
         await this.write(lines.join('\n') + '\n');
         return;
       }
@@ -236,16 +243,30 @@ export class Output {
       let first = true;
       return {
         write: async (row) => {
-          const line = csvLine(columns.map((c) => rawValue(c, row)), csv);
+          const line = csvLine(
+            columns.map((c) => rawValue(c, row)),
+            csv,
+          );
           if (first) {
             first = false;
-            await this.write(csvLine(columns.map((c) => c.key), csv) + line);
+            await this.write(
+              csvLine(
+                columns.map((c) => c.key),
+                csv,
+              ) + line,
+            );
           } else {
             await this.write(line);
           }
         },
         end: async () => {
-          if (first) await this.write(csvLine(columns.map((c) => c.key), csv));
+          if (first)
+            await this.write(
+              csvLine(
+                columns.map((c) => c.key),
+                csv,
+              ),
+            );
         },
       };
     }
@@ -262,8 +283,17 @@ export class Output {
   private async csv<T>(rows: readonly T[], columns: readonly Column<T>[], header: boolean): Promise<string> {
     const { csvLine } = await import('../ingest/table/writer.js');
     const csv = { raw: this.settings.csvRaw };
-    let text = header ? csvLine(columns.map((c) => c.key), csv) : '';
-    for (const row of rows) text += csvLine(columns.map((c) => rawValue(c, row)), csv);
+    let text = header
+      ? csvLine(
+          columns.map((c) => c.key),
+          csv,
+        )
+      : '';
+    for (const row of rows)
+      text += csvLine(
+        columns.map((c) => rawValue(c, row)),
+        csv,
+      );
     return text;
   }
 
@@ -289,7 +319,9 @@ export class Output {
 
   /** No rule between rows (a list of 20 rows stays 20 lines, not 40); headers bold at most, never red. */
   private tableStyle() {
-    return { style: { head: this.settings.color ? ['bold'] : ([] as string[]), border: [] as string[], compact: true } };
+    return {
+      style: { head: this.settings.color ? ['bold'] : ([] as string[]), border: [] as string[], compact: true },
+    };
   }
 }
 

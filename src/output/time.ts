@@ -25,8 +25,14 @@ function formatter(zone: string | undefined): Intl.DateTimeFormat {
   let f = formatters.get(key);
   if (!f) {
     const options: Intl.DateTimeFormatOptions = {
-      year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-      hourCycle: 'h23', timeZoneName: 'longOffset',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'longOffset',
     };
     try {
       f = new Intl.DateTimeFormat('en-US', { ...options, timeZone: zone });
@@ -49,7 +55,11 @@ export function localZone(env: Record<string, string | undefined>): string | und
 export function formatTime(value: string | Date, settings: TimeSettings = {}): string {
   const date = value instanceof Date ? value : new Date(value);
   if (Number.isNaN(date.getTime())) return String(value);
-  const parts = Object.fromEntries(formatter(settings.utc ? 'UTC' : settings.zone).formatToParts(date).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    formatter(settings.utc ? 'UTC' : settings.zone)
+      .formatToParts(date)
+      .map((p) => [p.type, p.value]),
+  );
   const stamp = `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}`;
   if (settings.utc) return `${stamp} UTC`;
   // "GMT-06:00", "GMT+05:30", or "GMT" for UTC itself

@@ -6,7 +6,11 @@ import { join } from 'node:path';
  * on Linux, ~/Library/Application Support/leadctl on macOS, %LOCALAPPDATA%\leadctl on Windows.
  * The sandbox keeps its store in a `sandbox` folder inside it.
  */
-export function defaultDataDir(env: Record<string, string | undefined>, platform: NodeJS.Platform = process.platform, home: string = homedir()): string {
+export function defaultDataDir(
+  env: Record<string, string | undefined>,
+  platform: NodeJS.Platform = process.platform,
+  home: string = homedir(),
+): string {
   let base: string;
   if (platform === 'darwin') base = join(home, 'Library', 'Application Support', 'leadctl');
   else if (platform === 'win32') base = join(env.LOCALAPPDATA || join(home, 'AppData', 'Local'), 'leadctl');

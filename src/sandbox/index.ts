@@ -59,7 +59,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const problems = checkOptions(options);
   if (problems.length > 0) throw new SandboxOptionsError(problems.join('; '));
   const dataDir = options.memory ? undefined : options.dataDir;
-  if (!options.memory && dataDir === undefined) throw new SandboxOptionsError('give a data dir or ask for an in-memory store');
+  if (!options.memory && dataDir === undefined)
+    throw new SandboxOptionsError('give a data dir or ask for an in-memory store');
 
   const clock = createClock(options.now);
   const db = openDatabase(dataDir);
@@ -90,7 +91,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     };
     const app = buildServer(ctx, {
       open: [registerOAuthRoutes, registerLegacyRoutes, registerAdminRoutes],
-      protected: [registerLoanPerformanceRoutes, registerListRoutes, registerLeadDataRoutes, registerDryRunRoutes, registerSystemsRoutes],
+      protected: [
+        registerLoanPerformanceRoutes,
+        registerListRoutes,
+        registerLeadDataRoutes,
+        registerDryRunRoutes,
+        registerSystemsRoutes,
+      ],
     });
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
     const address = app.server.address() as AddressInfo;
@@ -105,7 +112,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       get clientSecret() {
         return account.clientSecret;
       },
-      campaigns: account.campaigns.map((c) => ({ api_key: c.api_key, price_reject: c.price_reject, name: c.name, price: c.price })),
+      campaigns: account.campaigns.map((c) => ({
+        api_key: c.api_key,
+        price_reject: c.price_reject,
+        name: c.name,
+        price: c.price,
+      })),
       dataDir,
       randomSeed,
       counts: () => storeCounts(db),

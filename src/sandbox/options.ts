@@ -56,34 +56,53 @@ export const BODY_LIMIT_BYTES = 50 * 1024 * 1024;
 export function checkOptions(o: SandboxOptions): string[] {
   const problems: string[] = [];
   const fraction = (name: string, v: number | undefined) => {
-    if (v !== undefined && !(Number.isFinite(v) && v >= 0 && v <= 1)) problems.push(`${name} must be a number from 0 to 1, got ${v}`);
+    if (v !== undefined && !(Number.isFinite(v) && v >= 0 && v <= 1))
+      problems.push(`${name} must be a number from 0 to 1, got ${v}`);
   };
   const nonNegativeInt = (name: string, v: number | undefined) => {
-    if (v !== undefined && !(Number.isInteger(v) && v >= 0)) problems.push(`${name} must be a whole number of 0 or more, got ${v}`);
+    if (v !== undefined && !(Number.isInteger(v) && v >= 0))
+      problems.push(`${name} must be a whole number of 0 or more, got ${v}`);
   };
   fraction('fail-rate', o.failRate);
   fraction('reset-rate', o.resetRate);
   nonNegativeInt('rate-limit', o.rateLimit);
   nonNegativeInt('latency', o.latencyMs);
   nonNegativeInt('random-seed', o.randomSeed);
-  if (o.maxBodyBytes !== undefined && !(Number.isInteger(o.maxBodyBytes) && o.maxBodyBytes >= 1024)) problems.push(`max-body must be a whole number of bytes, at least 1024, got ${o.maxBodyBytes}`);
-  if (o.port !== undefined && !(Number.isInteger(o.port) && o.port >= 0 && o.port <= 65535)) problems.push(`port must be 0..65535, got ${o.port}`);
-  if (o.tokenTtl !== undefined && !(Number.isInteger(o.tokenTtl) && o.tokenTtl > 0)) problems.push(`token-ttl must be a positive whole number of seconds, got ${o.tokenTtl}`);
-  if (o.offerTtl !== undefined && !(Number.isInteger(o.offerTtl) && o.offerTtl >= MIN_OFFER_TTL && o.offerTtl <= MAX_OFFER_TTL)) {
-    problems.push(`offer-ttl must be a whole number of seconds from ${MIN_OFFER_TTL} to ${MAX_OFFER_TTL}, got ${o.offerTtl}`);
+  if (o.maxBodyBytes !== undefined && !(Number.isInteger(o.maxBodyBytes) && o.maxBodyBytes >= 1024))
+    problems.push(`max-body must be a whole number of bytes, at least 1024, got ${o.maxBodyBytes}`);
+  if (o.port !== undefined && !(Number.isInteger(o.port) && o.port >= 0 && o.port <= 65535))
+    problems.push(`port must be 0..65535, got ${o.port}`);
+  if (o.tokenTtl !== undefined && !(Number.isInteger(o.tokenTtl) && o.tokenTtl > 0))
+    problems.push(`token-ttl must be a positive whole number of seconds, got ${o.tokenTtl}`);
+  if (
+    o.offerTtl !== undefined &&
+    !(Number.isInteger(o.offerTtl) && o.offerTtl >= MIN_OFFER_TTL && o.offerTtl <= MAX_OFFER_TTL)
+  ) {
+    problems.push(
+      `offer-ttl must be a whole number of seconds from ${MIN_OFFER_TTL} to ${MAX_OFFER_TTL}, got ${o.offerTtl}`,
+    );
   }
-  if (o.clientId !== undefined && !/^[\x21-\x7e]{1,255}$/.test(o.clientId)) problems.push('client-id must be 1..255 printable characters without spaces');
-  if (o.clientSecret !== undefined && !/^[\x21-\x7e]{8,255}$/.test(o.clientSecret)) problems.push('client-secret must be 8..255 printable characters without spaces');
-  if (o.listsPrefix !== undefined && !(LISTS_PREFIX_CHOICES as readonly string[]).includes(o.listsPrefix)) problems.push(`lists-prefix must be one of ${LISTS_PREFIX_CHOICES.join(', ')}`);
+  if (o.clientId !== undefined && !/^[\x21-\x7e]{1,255}$/.test(o.clientId))
+    problems.push('client-id must be 1..255 printable characters without spaces');
+  if (o.clientSecret !== undefined && !/^[\x21-\x7e]{8,255}$/.test(o.clientSecret))
+    problems.push('client-secret must be 8..255 printable characters without spaces');
+  if (o.listsPrefix !== undefined && !(LISTS_PREFIX_CHOICES as readonly string[]).includes(o.listsPrefix))
+    problems.push(`lists-prefix must be one of ${LISTS_PREFIX_CHOICES.join(', ')}`);
   if (o.publicUrl !== undefined) {
     let ok = false;
     try {
       const u = new URL(o.publicUrl);
-      ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.pathname === '/' && !u.search && !u.username && !u.password;
+      ok =
+        (u.protocol === 'http:' || u.protocol === 'https:') &&
+        u.pathname === '/' &&
+        !u.search &&
+        !u.username &&
+        !u.password;
     } catch {
       ok = false;
     }
-    if (!ok) problems.push(`public-url must be an origin like https://sandbox.example.com (no path), got ${o.publicUrl}`);
+    if (!ok)
+      problems.push(`public-url must be an origin like https://sandbox.example.com (no path), got ${o.publicUrl}`);
   }
   if (o.memory && o.dataDir !== undefined) problems.push('choose either a data dir or an in-memory store, not both');
   return problems;

@@ -13,15 +13,11 @@ export const MAX_LEAD_IDS_PER_PAGE = 1000;
 
 /** A whole number from a query string ("25") or from code (25). */
 const queryInt = (min: number, max: number) =>
-  z
-    .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: 'must be a whole number' })
-    .pipe(
-      z
-        .number()
-        .refine((value) => Number.isSafeInteger(value) && value >= min && value <= max, {
-          error: `must be a whole number from ${min} to ${max}`,
-        }),
-    );
+  z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: 'must be a whole number' }).pipe(
+    z.number().refine((value) => Number.isSafeInteger(value) && value >= min && value <= max, {
+      error: `must be a whole number from ${min} to ${max}`,
+    }),
+  );
 
 /** Query of `GET /api/v1/lead-data/lead-ids`. */
 export const LeadIdsQuerySchema = z.strictObject({
@@ -51,9 +47,7 @@ export type LeadIdsPage = z.infer<typeof LeadIdsPageSchema>;
 
 /** Query of `GET /api/v1/lead-data/leads/{leadId}`: one map id or many (`map_ids[]=m1&map_ids[]=m2`). */
 export const LeadQuerySchema = z.strictObject({
-  map_ids: z
-    .union([MapIdSchema.transform((id) => [id]), z.array(MapIdSchema)])
-    .optional(),
+  map_ids: z.union([MapIdSchema.transform((id) => [id]), z.array(MapIdSchema)]).optional(),
 });
 export type LeadQuery = z.infer<typeof LeadQuerySchema>;
 

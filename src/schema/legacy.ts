@@ -52,7 +52,13 @@ export const MARITAL_STATUS_LABELS = {
   5: 'Domestic Partnership',
 } as const;
 export const PREFERRED_PHONE_LABELS = { 1: 'Home Phone', 2: 'Cell Phone', 3: 'Work Phone' } as const;
-export const BEST_CONTACT_TIME_LABELS = { 1: 'Anytime', 2: 'Morning', 3: 'Noon', 4: 'Afternoon', 5: 'Evening' } as const;
+export const BEST_CONTACT_TIME_LABELS = {
+  1: 'Anytime',
+  2: 'Morning',
+  3: 'Noon',
+  4: 'Afternoon',
+  5: 'Evening',
+} as const;
 export const RENT_OR_OWN_LABELS = { 1: 'Rent', 2: 'Own', 3: 'Other' } as const;
 export const INCOME_SOURCE_LABELS = {
   1: 'Employed',
@@ -118,11 +124,15 @@ const ZipSchema = checkedString((value) =>
 const PhoneSchema = checkedString((value) =>
   /^\d{10}$/.test(value) ? null : 'must be exactly 10 digits with no country code or delimiters',
 );
-const SsnSchema = checkedString((value) => (/^\d{9}$/.test(value) ? null : 'must be exactly 9 digits with no delimiters'));
+const SsnSchema = checkedString((value) =>
+  /^\d{9}$/.test(value) ? null : 'must be exactly 9 digits with no delimiters',
+);
 const RoutingNumberSchema = checkedString((value) =>
   /^\d{9}$/.test(value) ? null : 'must be exactly 9 digits with no delimiters',
 );
-const AccountNumberSchema = checkedString((value) => (/^\d+$/.test(value) ? null : 'must be digits only, no delimiters'));
+const AccountNumberSchema = checkedString((value) =>
+  /^\d+$/.test(value) ? null : 'must be digits only, no delimiters',
+);
 const EmailSchema = checkedString(emailProblem);
 const maxLength = (max: number) =>
   checkedString((value) => (value.length <= max ? null : `must be at most ${max} characters`));
@@ -199,8 +209,18 @@ export const IncomeSourceSchema = z
   .superRefine((source, ctx) => {
     const fields = source as Record<string, unknown>;
     if (fields.monthly_income === undefined && fields.last_pay_amount === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['monthly_income'], message: 'required when last_pay_amount is absent', input: undefined });
-      ctx.addIssue({ code: 'custom', path: ['last_pay_amount'], message: 'required when monthly_income is absent', input: undefined });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['monthly_income'],
+        message: 'required when last_pay_amount is absent',
+        input: undefined,
+      });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['last_pay_amount'],
+        message: 'required when monthly_income is absent',
+        input: undefined,
+      });
     }
     if (fields.income_source === 1) {
       for (const field of ['employer_name', 'work_phone', 'months_at_job']) {
@@ -320,8 +340,18 @@ export const LegacyLeadSchema = z
   .superRefine((lead, ctx) => {
     const fields = lead as Record<string, unknown>;
     if (isBlank(fields.api_key) && isBlank(fields.campaign_code)) {
-      ctx.addIssue({ code: 'custom', path: ['api_key'], message: 'required when campaign_code is absent', input: undefined });
-      ctx.addIssue({ code: 'custom', path: ['campaign_code'], message: 'required when api_key is absent', input: undefined });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['api_key'],
+        message: 'required when campaign_code is absent',
+        input: undefined,
+      });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['campaign_code'],
+        message: 'required when api_key is absent',
+        input: undefined,
+      });
     }
   }, EVEN_WITH_FIELD_ERRORS);
 export type LegacyLead = z.infer<typeof LegacyLeadSchema>;

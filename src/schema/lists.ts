@@ -79,9 +79,18 @@ export const ListPageSchema = pageSchema(ListSchema);
 export type ListPage = z.infer<typeof ListPageSchema>;
 
 /** The `{listId}` path parameter. */
-export const ListIdSchema = z.union([ServiceIdSchema, z.string().regex(/^[1-9]\d*$/).transform(Number)], {
-  error: 'must be a positive whole number',
-});
+export const ListIdSchema = z.union(
+  [
+    ServiceIdSchema,
+    z
+      .string()
+      .regex(/^[1-9]\d*$/)
+      .transform(Number),
+  ],
+  {
+    error: 'must be a positive whole number',
+  },
+);
 
 /**
  * The 422 `errors` of Create/Update List: every bad item goes under `list` as

@@ -84,8 +84,18 @@ type Fields = Record<string, unknown>;
 
 function requireOne(value: Fields, ctx: RefinementCtx, a: string, b: string): void {
   if (value[a] !== undefined || value[b] !== undefined) return;
-  ctx.addIssue({ code: 'custom', path: [a], message: `required when ${b} is absent (give ${a} or ${b})`, input: undefined });
-  ctx.addIssue({ code: 'custom', path: [b], message: `required when ${a} is absent (give ${a} or ${b})`, input: undefined });
+  ctx.addIssue({
+    code: 'custom',
+    path: [a],
+    message: `required when ${b} is absent (give ${a} or ${b})`,
+    input: undefined,
+  });
+  ctx.addIssue({
+    code: 'custom',
+    path: [b],
+    message: `required when ${a} is absent (give ${a} or ${b})`,
+    input: undefined,
+  });
 }
 
 function requireWith(value: Fields, ctx: RefinementCtx, field: string, trigger: string): void {
@@ -169,7 +179,10 @@ export const PaymentUpsertSchema = z
     lead_id: ServiceIdSchema.optional(),
     management_system_id: ServiceIdSchema.optional(),
     ...paymentFields,
-    bank_routing_number: z.string().regex(/^\d{9}$/, { error: 'must be exactly 9 digits' }).optional(),
+    bank_routing_number: z
+      .string()
+      .regex(/^\d{9}$/, { error: 'must be exactly 9 digits' })
+      .optional(),
     bank_account_number: RequiredStringSchema.optional(),
     payment_at: IsoDateTimeSchema.optional(),
   })

@@ -37,10 +37,23 @@ export async function run({ quick, tmpDir, root, startSandbox, runCli, log }) {
   log(`delta: generating a two-file export of ${customers.toLocaleString('en-US')} customers`);
   const counts = await writeExport({ out: tmpDir, customers, seed: 3, paymentsPerCustomer: 10, shapes: ['separate'] });
   const rows = counts.loans + counts.payments;
-  const mb = ((statSync(join(tmpDir, 'loans.csv')).size + statSync(join(tmpDir, 'payments.csv')).size) / 1e6).toFixed(0);
+  const mb = ((statSync(join(tmpDir, 'loans.csv')).size + statSync(join(tmpDir, 'payments.csv')).size) / 1e6).toFixed(
+    0,
+  );
   const shape = `${counts.payments.toLocaleString('en-US')} payments, ${counts.customers.toLocaleString('en-US')} customers, ${mb} MB in two files`;
   const env = { LEADCTL_STATE_DIR: join(tmpDir, 'state') };
-  const args = ['customers', 'batch', '--loans', 'loans.csv', '--payments', 'payments.csv', '--mapping', mapping, '-o', 'json'];
+  const args = [
+    'customers',
+    'batch',
+    '--loans',
+    'loans.csv',
+    '--payments',
+    'payments.csv',
+    '--mapping',
+    mapping,
+    '-o',
+    'json',
+  ];
 
   const sandbox = await startSandbox();
   const stats = async () => (await (await fetch(`${sandbox.baseUrl}/_sandbox/stats`)).json()).requests.body_bytes;

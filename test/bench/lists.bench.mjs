@@ -50,7 +50,16 @@ process.stdout.write(String(matched));
   const base = await median(() => checked('read + regex pass', runNode([baselineScript, file])));
   const baseRate = rows / base.seconds;
   const out = [
-    { name: 'SSN list: read + regex pass', rows, seconds: base.seconds, rowsPerSec: baseRate, ratio: 1, ratioTo: 'read + regex', peakRssMb: base.peakRssMb, note: shape },
+    {
+      name: 'SSN list: read + regex pass',
+      rows,
+      seconds: base.seconds,
+      rowsPerSec: baseRate,
+      ratio: 1,
+      ratioTo: 'read + regex',
+      peakRssMb: base.peakRssMb,
+      note: shape,
+    },
   ];
 
   // The issue also asks for the ratio to a plain csv-parse pass over the same file: a row, and a note on each CLI row.
@@ -67,13 +76,36 @@ process.stdout.write(String(n));
   log('csv-parse columns:true pass');
   const csv = await median(() => checked('csv-parse pass', runNode([csvScript, file])));
   const csvRate = rows / csv.seconds;
-  out.push({ name: 'SSN list: csv-parse columns:true pass', rows, seconds: csv.seconds, rowsPerSec: csvRate, ratio: csvRate / baseRate, ratioTo: 'read + regex', peakRssMb: csv.peakRssMb, note: `the same file; median of ${REPEATS}` });
+  out.push({
+    name: 'SSN list: csv-parse columns:true pass',
+    rows,
+    seconds: csv.seconds,
+    rowsPerSec: csvRate,
+    ratio: csvRate / baseRate,
+    ratioTo: 'read + regex',
+    peakRssMb: csv.peakRssMb,
+    note: `the same file; median of ${REPEATS}`,
+  });
   const vsCsv = (seconds) => `${(rows / seconds / csvRate).toFixed(2)}x a csv-parse pass`;
 
-  const listArgs = ['lists', 'create', '--name', 'bench', '--type', 'ssn', '--skip-invalid', '--quiet', '-o', 'json', file];
+  const listArgs = [
+    'lists',
+    'create',
+    '--name',
+    'bench',
+    '--type',
+    'ssn',
+    '--skip-invalid',
+    '--quiet',
+    '-o',
+    'json',
+    file,
+  ];
   const env = { LEADCTL_CONFIG_DIR: join(tmpDir, 'config') };
   log('lists create --validate-only');
-  const validate = await median(() => checked('lists create --validate-only', runCli([...listArgs, '--validate-only'], { env })));
+  const validate = await median(() =>
+    checked('lists create --validate-only', runCli([...listArgs, '--validate-only'], { env })),
+  );
   const summary = JSON.parse(validate.stdout);
   out.push({
     name: 'lists create --validate-only',
@@ -129,17 +161,32 @@ async function median(measure) {
 /** The sandbox's share: the same distinct valid values in one POST, without leadctl. */
 async function postDirectly(sandbox, file) {
   const valid = /^(?!000|666|9)\d{3}(?!00)\d{2}(?!0000)\d{4}$/;
-  const items = [...new Set(readFileSync(file, 'utf8').split('\n').map((l) => l.replace(/-/g, '')).filter((v) => valid.test(v)))];
+  const items = [
+    ...new Set(
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .map((l) => l.replace(/-/g, ''))
+        .filter((v) => valid.test(v)),
+    ),
+  ];
   const token = await fetch(`${sandbox.baseUrl}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: sandbox.clientId, client_secret: sandbox.clientSecret }),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: sandbox.clientId,
+      client_secret: sandbox.clientSecret,
+    }),
   }).then((r) => r.json());
   const body = JSON.stringify({ name: 'bench direct', type: 'Social Security Numbers', list: items });
   const started = performance.now();
   const res = await fetch(`${sandbox.baseUrl}/api/v1/lead-management/lists`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json', accept: 'application/json' },
+    headers: {
+      authorization: `Bearer ${token.access_token}`,
+      'content-type': 'application/json',
+      accept: 'application/json',
+    },
     body,
   });
   await res.arrayBuffer();
@@ -204,5 +251,6 @@ async function generate(file, rows) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const harness = fileURLToPath(new URL('./run.mjs', import.meta.url));
   const forwarded = process.argv.slice(2).filter((a) => a === '--quick' || a === '--json');
-  process.exitCode = spawnSync(process.execPath, [harness, '--only', 'lists', ...forwarded], { stdio: 'inherit' }).status ?? 1;
+  process.exitCode =
+    spawnSync(process.execPath, [harness, '--only', 'lists', ...forwarded], { stdio: 'inherit' }).status ?? 1;
 }

@@ -128,7 +128,11 @@ async function sandboxCeiling(startSandbox, counts) {
     const tokenRes = await fetch(`${server.baseUrl}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: server.clientId, client_secret: server.clientSecret }),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: server.clientId,
+        client_secret: server.clientSecret,
+      }),
     });
     if (!tokenRes.ok) throw new Error(`token request answered ${tokenRes.status}`);
     const { access_token: token } = await tokenRes.json();
@@ -160,7 +164,9 @@ async function sandboxCeiling(startSandbox, counts) {
     // A ceiling of bodies the sandbox skipped would measure a sandbox that stores nothing.
     const stored = await (await fetch(`${server.baseUrl}/_sandbox/stats`)).json();
     if (stored.loans !== sentLoans || stored.payments !== sentPayments) {
-      throw new Error(`the sandbox stored ${stored.loans} loans and ${stored.payments} payments of the ceiling's ${sentLoans} and ${sentPayments}: its bodies are not valid`);
+      throw new Error(
+        `the sandbox stored ${stored.loans} loans and ${stored.payments} payments of the ceiling's ${sentLoans} and ${sentPayments}: its bodies are not valid`,
+      );
     }
   } finally {
     peakRssMb = (await server.stop()).peakRssMb;
@@ -180,7 +186,11 @@ export async function run(context) {
   log(`generating ${count(customers)} customers in every shape`);
   const counts = await writeExport({ out: sortedDir, customers, seed: 1, paymentsPerCustomer: 10 });
   await writeExport({ out: shuffledDir, customers, seed: 1, paymentsPerCustomer: 10, shuffle: true });
-  await writeNdjson(join(sortedDir, 'customers.ndjson'), generateCustomers, LOAN_COLUMNS, PAYMENT_COLUMNS, { customers, seed: 1, paymentsPerCustomer: 10 });
+  await writeNdjson(join(sortedDir, 'customers.ndjson'), generateCustomers, LOAN_COLUMNS, PAYMENT_COLUMNS, {
+    customers,
+    seed: 1,
+    paymentsPerCustomer: 10,
+  });
   const records = `${count(counts.customers)} customers, ${count(counts.loans)} loans, ${count(counts.payments)} payments`;
 
   const baseline = writeBaselineScript(tmpDir, root);
@@ -189,9 +199,28 @@ export async function run(context) {
   const shapes = [
     { name: 'one file, sorted', dir: sortedDir, files: ['export.csv'], args: ['export.csv'], rows: counts.rows },
     { name: 'one file, shuffled', dir: shuffledDir, files: ['export.csv'], args: ['export.csv'], rows: counts.rows },
-    { name: 'two files, sorted', dir: sortedDir, files: ['loans.csv', 'payments.csv'], args: twoFiles, rows: counts.loans + counts.payments },
-    { name: 'two files, shuffled', dir: shuffledDir, files: ['loans.csv', 'payments.csv'], args: twoFiles, rows: counts.loans + counts.payments },
-    { name: 'NDJSON batch shape', dir: sortedDir, files: ['customers.ndjson'], refFiles: ['export.csv'], args: ['customers.ndjson'], rows: counts.rows },
+    {
+      name: 'two files, sorted',
+      dir: sortedDir,
+      files: ['loans.csv', 'payments.csv'],
+      args: twoFiles,
+      rows: counts.loans + counts.payments,
+    },
+    {
+      name: 'two files, shuffled',
+      dir: shuffledDir,
+      files: ['loans.csv', 'payments.csv'],
+      args: twoFiles,
+      rows: counts.loans + counts.payments,
+    },
+    {
+      name: 'NDJSON batch shape',
+      dir: sortedDir,
+      files: ['customers.ndjson'],
+      refFiles: ['export.csv'],
+      args: ['customers.ndjson'],
+      rows: counts.rows,
+    },
   ];
 
   const out = [];
@@ -211,14 +240,20 @@ export async function run(context) {
       ratio: 1,
       ratioTo: REF,
       peakRssMb: base.peakRssMb,
-      note: shape.refFiles ? `over ${refFiles.join(' + ')} (${mb(bytesOf(shape.dir, refFiles))}): the same records as CSV` : `${input}: ${records}`,
+      note: shape.refFiles
+        ? `over ${refFiles.join(' + ')} (${mb(bytesOf(shape.dir, refFiles))}): the same records as CSV`
+        : `${input}: ${records}`,
     });
     // Same records, same bytes: the ratio is the reference's time over this one's.
     const ratio = (seconds) => base.seconds / seconds;
 
     log(`${shape.name}: customers batch --validate-only`);
-    const validate = await runCli(['customers', 'batch', ...shape.args, '--mapping', mapping, '--validate-only', '-o', 'json'], { cwd: shape.dir, env });
-    if (validate.code !== 0) throw new Error(`validate-only (${shape.name}) exited ${validate.code}: ${validate.stderr.slice(-1000)}`);
+    const validate = await runCli(
+      ['customers', 'batch', ...shape.args, '--mapping', mapping, '--validate-only', '-o', 'json'],
+      { cwd: shape.dir, env },
+    );
+    if (validate.code !== 0)
+      throw new Error(`validate-only (${shape.name}) exited ${validate.code}: ${validate.stderr.slice(-1000)}`);
     const checked = JSON.parse(validate.stdout);
     out.push({
       name: `${shape.name}: --validate-only`,
@@ -233,7 +268,12 @@ export async function run(context) {
     });
 
     log(`${shape.name}: customers batch to a sandbox`);
-    const { push, summary, sandboxRss } = await pushToSandbox({ startSandbox, runCli }, [...shape.args, '--mapping', mapping], shape.dir, env);
+    const { push, summary, sandboxRss } = await pushToSandbox(
+      { startSandbox, runCli },
+      [...shape.args, '--mapping', mapping],
+      shape.dir,
+      env,
+    );
     const row = {
       name: `${shape.name}: full push`,
       rows: shape.rows,
@@ -262,15 +302,28 @@ export async function run(context) {
     peakRssMb: ceiling.peakRssMb,
     note: `${ceiling.requests} ready-made bodies (${records}), 4 in flight: the sandbox's JSON parsing, validation and SQLite writes; no push can beat this. RSS is the sandbox's`,
   });
-  for (const { row } of pushes) row.note += `; ${((ceiling.seconds / row.seconds) * 100).toFixed(0)}% of the sandbox ceiling's speed`;
+  for (const { row } of pushes)
+    row.note += `; ${((ceiling.seconds / row.seconds) * 100).toFixed(0)}% of the sandbox ceiling's speed`;
 
   // A push under injected faults (503s and dropped connections): retries must not cost memory.
   const faultCustomers = quick ? 5_000 : 50_000;
   log(`${count(faultCustomers)} customers under injected faults`);
   const faultDir = join(tmpDir, 'faults');
-  const faultCounts = await writeExport({ out: faultDir, customers: faultCustomers, seed: 2, paymentsPerCustomer: 10, shapes: ['denormalised'] });
+  const faultCounts = await writeExport({
+    out: faultDir,
+    customers: faultCustomers,
+    seed: 2,
+    paymentsPerCustomer: 10,
+    shapes: ['denormalised'],
+  });
   const faults = ['--fail-rate', '0.1', '--reset-rate', '0.02', '--random-seed', '42'];
-  const faulted = await pushToSandbox({ startSandbox, runCli }, ['export.csv', '--mapping', mapping, '--chunk-size', '250'], faultDir, env, faults);
+  const faulted = await pushToSandbox(
+    { startSandbox, runCli },
+    ['export.csv', '--mapping', mapping, '--chunk-size', '250'],
+    faultDir,
+    env,
+    faults,
+  );
   out.push({
     name: `one file, sorted: full push under faults`,
     rows: faultCounts.rows,
@@ -297,12 +350,23 @@ async function runScale({ quick, tmpDir, root, startSandbox, runNode, runCli, lo
     const customers = (millions * 100_000) / (quick ? 10 : 1);
     const dir = join(tmpDir, `scale-${millions}`);
     log(`scale: generating ${count(customers)} customers (two files)`);
-    const counts = await writeExport({ out: dir, customers, seed: millions, paymentsPerCustomer: 10, shapes: ['separate'] });
+    const counts = await writeExport({
+      out: dir,
+      customers,
+      seed: millions,
+      paymentsPerCustomer: 10,
+      shapes: ['separate'],
+    });
     const rows = counts.loans + counts.payments;
     const base = await runNode([baseline, join(dir, 'loans.csv'), join(dir, 'payments.csv')]);
     if (base.code !== 0) throw new Error(`csv-parse pass exited ${base.code}: ${base.stderr.slice(0, 500)}`);
     log(`scale: two-file push of ${count(counts.payments)} payments`);
-    const { push, summary, sandboxRss } = await pushToSandbox({ startSandbox, runCli }, ['--loans', 'loans.csv', '--payments', 'payments.csv', '--mapping', mapping], dir, env);
+    const { push, summary, sandboxRss } = await pushToSandbox(
+      { startSandbox, runCli },
+      ['--loans', 'loans.csv', '--payments', 'payments.csv', '--mapping', mapping],
+      dir,
+      env,
+    );
     const usPerRow = (push.seconds / rows) * 1e6;
     first ??= { usPerRow, rss: push.peakRssMb };
     out.push({

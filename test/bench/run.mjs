@@ -57,7 +57,11 @@ function runNode(nodeArgs, options = {}) {
   const env = { ...cleanEnv(), NO_COLOR: '1', ...options.env, LEADCTL_BENCH_RSS_FILE: rssFile };
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, ['-r', RSS_HOOK, ...nodeArgs], { env, cwd: options.cwd ?? ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['-r', RSS_HOOK, ...nodeArgs], {
+      env,
+      cwd: options.cwd ?? ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const out = [];
     const err = [];
     child.stdout.on('data', (d) => out.push(d));
@@ -72,7 +76,14 @@ function runNode(nodeArgs, options = {}) {
       } catch {
         // killed before its exit hook ran
       }
-      resolve({ code, signal, seconds, peakRssMb, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+      resolve({
+        code,
+        signal,
+        seconds,
+        peakRssMb,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      });
     });
     child.stdin.end(options.input ?? '');
   });
@@ -95,10 +106,14 @@ function cleanEnv() {
 function startSandbox(extraArgs = []) {
   const rssFile = join(root, `rss-sandbox-${++rssSeq}`);
   const configDir = join(root, `config-${rssSeq}`);
-  const child = spawn(process.execPath, ['-r', RSS_HOOK, BIN, 'sandbox', 'start', '--port', '0', '--memory', '--output', 'json', ...extraArgs], {
-    env: { ...cleanEnv(), NO_COLOR: '1', LEADCTL_BENCH_RSS_FILE: rssFile },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', RSS_HOOK, BIN, 'sandbox', 'start', '--port', '0', '--memory', '--output', 'json', ...extraArgs],
+    {
+      env: { ...cleanEnv(), NO_COLOR: '1', LEADCTL_BENCH_RSS_FILE: rssFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const exited = new Promise((resolve) => child.once('exit', resolve));
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
@@ -117,7 +132,12 @@ function startSandbox(extraArgs = []) {
         clientId: line.client_id,
         clientSecret: line.client_secret,
         campaigns: line.campaigns,
-        env: { LEADCTL_BASE_URL: line.base_url, LEADCTL_CLIENT_ID: line.client_id, LEADCTL_CLIENT_SECRET: line.client_secret, LEADCTL_CONFIG_DIR: configDir },
+        env: {
+          LEADCTL_BASE_URL: line.base_url,
+          LEADCTL_CLIENT_ID: line.client_id,
+          LEADCTL_CLIENT_SECRET: line.client_secret,
+          LEADCTL_CONFIG_DIR: configDir,
+        },
         async stop() {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
           await exited;
@@ -194,7 +214,9 @@ async function runModule(file) {
   if (!followsContract(file)) {
     // A standalone script: run it with the row count it understands and show what it prints.
     const rows = quick ? 100_000 : 1_000_000;
-    const r = await runNode([join(BENCH_DIR, file), '--rows', String(rows), ...(quick ? ['--quick'] : [])], { echoStderr: true });
+    const r = await runNode([join(BENCH_DIR, file), '--rows', String(rows), ...(quick ? ['--quick'] : [])], {
+      echoStderr: true,
+    });
     scriptOutputs.push({ file, text: r.stdout });
     const note = `${file} exports no run(): ran as a script with --rows ${rows}; its figures are printed below the table`;
     return [{ name, seconds: r.seconds, note: r.code === 0 ? note : `FAILED (exit ${r.code}): ${note}` }];
@@ -203,7 +225,17 @@ async function runModule(file) {
   mkdirSync(tmpDir, { recursive: true });
   const mod = await import(pathToFileURL(join(BENCH_DIR, file)).href);
   try {
-    const rows = await mod.run({ quick, scale, tmpDir, bin: BIN, root: ROOT, startSandbox, runNode, runCli, log: (m) => log(`${name}: ${m}`) });
+    const rows = await mod.run({
+      quick,
+      scale,
+      tmpDir,
+      bin: BIN,
+      root: ROOT,
+      startSandbox,
+      runNode,
+      runCli,
+      log: (m) => log(`${name}: ${m}`),
+    });
     return Array.isArray(rows) ? rows : [];
   } finally {
     rmSync(tmpDir, { recursive: true, force: true });
@@ -212,17 +244,36 @@ async function runModule(file) {
 
 const fmt = {
   int: (n) => (n === null || n === undefined || !Number.isFinite(n) ? '' : Math.round(n).toLocaleString('en-US')),
-  seconds: (s) => (s === null || s === undefined || !Number.isFinite(s) ? '' : s < 1 ? `${(s * 1000).toFixed(1)} ms` : `${s.toFixed(2)} s`),
+  seconds: (s) =>
+    s === null || s === undefined || !Number.isFinite(s)
+      ? ''
+      : s < 1
+        ? `${(s * 1000).toFixed(1)} ms`
+        : `${s.toFixed(2)} s`,
   ratio: (r) => (r === null || r === undefined || !Number.isFinite(r) ? '' : `${r.toFixed(2)}x`),
   mb: (m) => (m === null || m === undefined || !Number.isFinite(m) ? '' : m.toFixed(0)),
 };
 
 function table(rows) {
   const headers = ['benchmark', 'rows', 'time', 'rows/s', 'ratio', 'to', 'goal', 'peak RSS MB', 'note'];
-  const body = rows.map((r) => [r.name ?? '', fmt.int(r.rows), fmt.seconds(r.seconds), fmt.int(r.rowsPerSec), fmt.ratio(r.ratio), r.ratioTo ?? '', r.goal ?? '', fmt.mb(r.peakRssMb), r.note ?? '']);
+  const body = rows.map((r) => [
+    r.name ?? '',
+    fmt.int(r.rows),
+    fmt.seconds(r.seconds),
+    fmt.int(r.rowsPerSec),
+    fmt.ratio(r.ratio),
+    r.ratioTo ?? '',
+    r.goal ?? '',
+    fmt.mb(r.peakRssMb),
+    r.note ?? '',
+  ]);
   const right = new Set([1, 2, 3, 4, 7]);
   const widths = headers.map((h, i) => Math.max(h.length, ...body.map((cells) => cells[i].length)));
-  const line = (cells) => cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (cells) =>
+    cells
+      .map((c, i) => (right.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
@@ -256,7 +307,8 @@ try {
     }
   }
   const missing = only ? [] : MODULE_ORDER.filter((f) => !existsSync(join(BENCH_DIR, f)));
-  for (const f of missing) results.push({ name: basename(f, '.bench.mjs'), note: `not run: test/bench/${f} does not exist yet` });
+  for (const f of missing)
+    results.push({ name: basename(f, '.bench.mjs'), note: `not run: test/bench/${f} does not exist yet` });
 } finally {
   rmSync(root, { recursive: true, force: true });
 }
@@ -264,8 +316,12 @@ try {
 if (json) {
   process.stdout.write(JSON.stringify({ machine: machine(), quick, rows: results }, null, 2) + '\n');
 } else {
-  process.stdout.write(`\nleadctl benchmarks${quick ? ' (--quick: 10x smaller data)' : ''}\nmachine: ${machine()}\n\n${table(results)}\n\n`);
-  process.stdout.write('ratio: throughput rows are rows/s divided by the reference\'s rows/s in the same run (higher is better);\nstart-up rows are time divided by `node -e 0` (lower is better). Figures only: nothing fails on a timing.\n');
+  process.stdout.write(
+    `\nleadctl benchmarks${quick ? ' (--quick: 10x smaller data)' : ''}\nmachine: ${machine()}\n\n${table(results)}\n\n`,
+  );
+  process.stdout.write(
+    "ratio: throughput rows are rows/s divided by the reference's rows/s in the same run (higher is better);\nstart-up rows are time divided by `node -e 0` (lower is better). Figures only: nothing fails on a timing.\n",
+  );
   for (const { file, text } of scriptOutputs) process.stdout.write(`\n${file} (standalone script output):\n${text}`);
 }
 process.exitCode = broken > 0 ? 1 : 0;

@@ -28,13 +28,30 @@ function configDir(): string {
 
 /** Runs leadctl in-process with only the given environment (never the real config dir). */
 async function run(args: string[], options: { dir: string; env?: Record<string, string>; stdin?: string }) {
-  const io = memoryIO({ env: { LEADCTL_CONFIG_DIR: options.dir, LEADCTL_RETRY_BASE_MS: '5', ...options.env }, stdin: options.stdin });
+  const io = memoryIO({
+    env: { LEADCTL_CONFIG_DIR: options.dir, LEADCTL_RETRY_BASE_MS: '5', ...options.env },
+    stdin: options.stdin,
+  });
   const code = await main(args, io);
   return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
 }
 
 async function login(dir: string, extra: string[] = [], secret = sandbox.clientSecret) {
-  return run(['--base-url', sandbox.baseUrl, '-o', 'json', 'auth', 'login', '--client-id', sandbox.clientId, '--client-secret-stdin', ...extra], { dir, stdin: secret + '\n' });
+  return run(
+    [
+      '--base-url',
+      sandbox.baseUrl,
+      '-o',
+      'json',
+      'auth',
+      'login',
+      '--client-id',
+      sandbox.clientId,
+      '--client-secret-stdin',
+      ...extra,
+    ],
+    { dir, stdin: secret + '\n' },
+  );
 }
 
 describe('auth login', () => {
@@ -43,13 +60,23 @@ describe('auth login', () => {
     const r = await login(dir);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
-    expect(doc).toMatchObject({ logged_in: true, profile: 'default', base_url: sandbox.baseUrl, client_id: sandbox.clientId, secret_saved: true });
+    expect(doc).toMatchObject({
+      logged_in: true,
+      profile: 'default',
+      base_url: sandbox.baseUrl,
+      client_id: sandbox.clientId,
+      secret_saved: true,
+    });
     expect(r.stdout + r.stderr).not.toContain(sandbox.clientSecret);
     const file = join(dir, 'config.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const saved = JSON.parse(readFileSync(file, 'utf8'));
     expect(saved.current_profile).toBe('default');
-    expect(saved.profiles.default).toMatchObject({ base_url: sandbox.baseUrl, client_id: sandbox.clientId, client_secret: sandbox.clientSecret });
+    expect(saved.profiles.default).toMatchObject({
+      base_url: sandbox.baseUrl,
+      client_id: sandbox.clientId,
+      client_secret: sandbox.clientSecret,
+    });
     expect(typeof saved.profiles.default.token.access_token).toBe('string');
   });
 
@@ -79,7 +106,21 @@ describe('auth login', () => {
     mkdirSync(dir, { recursive: true });
     const secretFile = join(dir, '..', 'secret.txt');
     writeFileSync(secretFile, sandbox.clientSecret + '\n', { mode: 0o600 });
-    const r = await run(['--base-url', sandbox.baseUrl, '-o', 'json', 'auth', 'login', '--client-id', sandbox.clientId, '--client-secret-file', secretFile], { dir });
+    const r = await run(
+      [
+        '--base-url',
+        sandbox.baseUrl,
+        '-o',
+        'json',
+        'auth',
+        'login',
+        '--client-id',
+        sandbox.clientId,
+        '--client-secret-file',
+        secretFile,
+      ],
+      { dir },
+    );
     expect(r.code).toBe(0);
     expect(r.stderr).not.toContain('can be read by other users');
   });
@@ -100,7 +141,9 @@ describe('auth login', () => {
     expect(await running).toBe(0);
     expect(JSON.parse(io.stdoutText())).toMatchObject({ logged_in: true, client_id: sandbox.clientId });
     expect(io.stderrText()).not.toContain(sandbox.clientSecret);
-    expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).profiles.default.client_secret).toBe(sandbox.clientSecret);
+    expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).profiles.default.client_secret).toBe(
+      sandbox.clientSecret,
+    );
   });
 
   it('asks for the secret in the usage error when none is given off a terminal', async () => {
@@ -113,17 +156,23 @@ describe('auth login', () => {
 
   it('warns that environment credentials still win', async () => {
     const dir = configDir();
-    const r = await run(['--base-url', sandbox.baseUrl, '-o', 'json', 'auth', 'login', '--client-id', sandbox.clientId], {
-      dir,
-      env: { LEADCTL_CLIENT_SECRET: sandbox.clientSecret },
-    });
+    const r = await run(
+      ['--base-url', sandbox.baseUrl, '-o', 'json', 'auth', 'login', '--client-id', sandbox.clientId],
+      {
+        dir,
+        env: { LEADCTL_CLIENT_SECRET: sandbox.clientSecret },
+      },
+    );
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/LEADCTL_CLIENT_ID \/ LEADCTL_CLIENT_SECRET are set.*still win/);
   });
 
   it('refuses plain http to a non-loopback host (exit 2)', async () => {
     const dir = configDir();
-    const r = await run(['--base-url', 'http://example.com', 'auth', 'login', '--client-id', 'x', '--client-secret-stdin'], { dir, stdin: 's\n' });
+    const r = await run(
+      ['--base-url', 'http://example.com', 'auth', 'login', '--client-id', 'x', '--client-secret-stdin'],
+      { dir, stdin: 's\n' },
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--base-url.*must use https/);
   });
@@ -154,14 +203,34 @@ describe('auth status', () => {
   it('lists every profile with --all, in a table on request', async () => {
     const dir = configDir();
     await login(dir);
-    await run(['--profile', 'second', '--base-url', sandbox.baseUrl, 'auth', 'login', '--client-id', sandbox.clientId, '--client-secret-stdin', '--no-save-secret'], {
-      dir,
-      stdin: sandbox.clientSecret,
-    });
+    await run(
+      [
+        '--profile',
+        'second',
+        '--base-url',
+        sandbox.baseUrl,
+        'auth',
+        'login',
+        '--client-id',
+        sandbox.clientId,
+        '--client-secret-stdin',
+        '--no-save-secret',
+      ],
+      {
+        dir,
+        stdin: sandbox.clientSecret,
+      },
+    );
     const json = await run(['-o', 'json', 'auth', 'status', '--all'], { dir });
     const doc = JSON.parse(json.stdout);
     expect(doc.profile).toBe('second');
-    expect(doc.profiles.map((p: { name: string; current: boolean; secret_saved: boolean }) => [p.name, p.current, p.secret_saved])).toEqual([
+    expect(
+      doc.profiles.map((p: { name: string; current: boolean; secret_saved: boolean }) => [
+        p.name,
+        p.current,
+        p.secret_saved,
+      ]),
+    ).toEqual([
       ['default', false, true],
       ['second', true, false],
     ]);
@@ -173,10 +242,19 @@ describe('auth status', () => {
 
   it('reports environment credentials as such, with no config file', async () => {
     const dir = configDir();
-    const env = { LEADCTL_BASE_URL: sandbox.baseUrl, LEADCTL_CLIENT_ID: sandbox.clientId, LEADCTL_CLIENT_SECRET: sandbox.clientSecret };
+    const env = {
+      LEADCTL_BASE_URL: sandbox.baseUrl,
+      LEADCTL_CLIENT_ID: sandbox.clientId,
+      LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
+    };
     const r = await run(['-o', 'json', 'auth', 'status'], { dir, env });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ base_url_source: 'environment', client_id_source: 'environment', client_secret_source: 'environment', profile_saved: false });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      base_url_source: 'environment',
+      client_id_source: 'environment',
+      client_secret_source: 'environment',
+      profile_saved: false,
+    });
     expect(existsSync(dir)).toBe(false);
   });
 
@@ -197,7 +275,9 @@ describe('auth token and logout', () => {
     const r = await run(['-o', 'table', 'auth', 'token'], { dir });
     expect(r.code).toBe(0);
     const token = r.stdout.trim();
-    const res = await fetch(`${sandbox.baseUrl}/api/v1/resources/management-systems`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+    const res = await fetch(`${sandbox.baseUrl}/api/v1/resources/management-systems`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+    });
     expect(res.status).toBe(200);
     const json = await run(['-o', 'json', 'auth', 'token'], { dir });
     expect(JSON.parse(json.stdout)).toMatchObject({ access_token: token, token_type: 'Bearer' });
@@ -214,7 +294,11 @@ describe('auth token and logout', () => {
     expect(out.code).toBe(0);
     expect(JSON.parse(out.stdout)).toMatchObject({ profile: 'default', logged_out: true });
     const saved = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
-    expect(saved.profiles.default).toEqual({ base_url: sandbox.baseUrl, client_id: sandbox.clientId, logged_in_at: expect.any(String) });
+    expect(saved.profiles.default).toEqual({
+      base_url: sandbox.baseUrl,
+      client_id: sandbox.clientId,
+      logged_in_at: expect.any(String),
+    });
     const ls = await run(['systems', 'ls'], { dir });
     expect(ls.code).toBe(3);
     expect(ls.stderr).toMatch(/no client secret is available/);
@@ -235,7 +319,11 @@ describe('auth token and logout', () => {
 describe('credentials in use', () => {
   it('runs from the environment alone and creates no config file', async () => {
     const dir = configDir();
-    const env = { LEADCTL_BASE_URL: sandbox.baseUrl, LEADCTL_CLIENT_ID: sandbox.clientId, LEADCTL_CLIENT_SECRET: sandbox.clientSecret };
+    const env = {
+      LEADCTL_BASE_URL: sandbox.baseUrl,
+      LEADCTL_CLIENT_ID: sandbox.clientId,
+      LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
+    };
     const r = await run(['-o', 'csv', 'systems', 'ls'], { dir, env });
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n')[0]).toBe('id,name');
@@ -261,7 +349,8 @@ describe('credentials in use', () => {
   it('logs requests with --verbose, without the secret or any token', async () => {
     const dir = configDir();
     await login(dir);
-    const token = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).profiles.default.token.access_token as string;
+    const token = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).profiles.default.token
+      .access_token as string;
     const r = await run(['--verbose', '-o', 'json', 'systems', 'ls'], { dir });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/\[http\] GET \/api\/v1\/resources\/management-systems → 200 in \d/);
@@ -284,7 +373,10 @@ describe('auth status when the service cannot be reached', () => {
     try {
       // The saved profile's token is for the sandbox; the silent server gets the token request.
       const started = Date.now();
-      const r = await run(['-o', 'table', '--base-url', `http://127.0.0.1:${port}`, 'auth', 'status'], { dir, env: { LEADCTL_RETRY_ATTEMPTS: '6', LEADCTL_RETRY_BASE_MS: '500' } });
+      const r = await run(['-o', 'table', '--base-url', `http://127.0.0.1:${port}`, 'auth', 'status'], {
+        dir,
+        env: { LEADCTL_RETRY_ATTEMPTS: '6', LEADCTL_RETRY_BASE_MS: '500' },
+      });
       const elapsed = Date.now() - started;
       expect(r.code).toBe(5);
       expect(elapsed).toBeLessThan(2500);
@@ -292,7 +384,10 @@ describe('auth status when the service cannot be reached', () => {
       expect(r.stdout).toMatch(/Live check: +not done: the service could not be reached \(one try of at most 1 s\)/);
       expect(r.stderr).toMatch(/^Error: the service could not be reached/m);
 
-      const cached = await run(['-o', 'json', 'auth', 'status'], { dir: dir, env: { LEADCTL_BASE_URL: sandbox.baseUrl } });
+      const cached = await run(['-o', 'json', 'auth', 'status'], {
+        dir: dir,
+        env: { LEADCTL_BASE_URL: sandbox.baseUrl },
+      });
       expect(cached.code).toBe(0);
       const json = await run(['-o', 'json', '--base-url', `http://127.0.0.1:${port}`, 'auth', 'status'], { dir });
       expect(JSON.parse(json.stdout).live_check).toMatchObject({ ok: false, unreachable: true });

@@ -20,7 +20,13 @@ const work = mkdtempSync(join(tmpdir(), 'leadctl-batch-results-'));
 const servers: ContractServer[] = [];
 
 beforeAll(async () => {
-  await writeExport({ out: join(work, 'export'), customers: 4, seed: 9, paymentsPerCustomer: 2, shapes: ['denormalised'] });
+  await writeExport({
+    out: join(work, 'export'),
+    customers: 4,
+    seed: 9,
+    paymentsPerCustomer: 2,
+    shapes: ['denormalised'],
+  });
 });
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
@@ -59,19 +65,22 @@ function expectAccountedFor(summary: Record<string, Record<string, number>>) {
 }
 
 describe('a batch answered 2xx without per-record detail', () => {
-  it.each(['empty-object', 'no-content', 'data-object'] as const)('%s: every record is unconfirmed, at every level, none accepted', async (answer) => {
-    const s = await server({ batchAnswer: answer });
-    const res = await run(s, [...batch, '-o', 'json'], `state-${answer}`);
-    expect(res.code).toBe(0);
-    const summary = JSON.parse(res.stdout);
-    expect(summary.customers).toMatchObject({ read: 4, sent: 4, accepted: 0, unconfirmed: 4, rejected: 0 });
-    expect(summary.loans.unconfirmed).toBe(summary.loans.sent);
-    expect(summary.loans.accepted).toBe(0);
-    expect(summary.payments.unconfirmed).toBe(summary.payments.sent);
-    expect(summary.payments.unconfirmed).toBeGreaterThan(0);
-    expectAccountedFor(summary);
-    expect(res.stderr).toMatch(/without a verdict per record \(4 customers unconfirmed\)/);
-  });
+  it.each(['empty-object', 'no-content', 'data-object'] as const)(
+    '%s: every record is unconfirmed, at every level, none accepted',
+    async (answer) => {
+      const s = await server({ batchAnswer: answer });
+      const res = await run(s, [...batch, '-o', 'json'], `state-${answer}`);
+      expect(res.code).toBe(0);
+      const summary = JSON.parse(res.stdout);
+      expect(summary.customers).toMatchObject({ read: 4, sent: 4, accepted: 0, unconfirmed: 4, rejected: 0 });
+      expect(summary.loans.unconfirmed).toBe(summary.loans.sent);
+      expect(summary.loans.accepted).toBe(0);
+      expect(summary.payments.unconfirmed).toBe(summary.payments.sent);
+      expect(summary.payments.unconfirmed).toBeGreaterThan(0);
+      expectAccountedFor(summary);
+      expect(res.stderr).toMatch(/without a verdict per record \(4 customers unconfirmed\)/);
+    },
+  );
 
   it('the human summary says so, and not "everything was accepted"', async () => {
     const s = await server({});
@@ -89,17 +98,39 @@ describe('a batch refused as a whole (HTTP 422)', () => {
     let refuse = true;
     const s = await server({
       answer: (req) =>
-        req.path.includes('/batches/') && refuse && (req.json as { customers: unknown[] }).customers.length && JSON.stringify(req.json).includes('"customer_id":"1000001"')
-          ? { status: 422, body: { message: 'The given data was invalid.', errors: { customers: ['The customers field is invalid.'] } } }
+        req.path.includes('/batches/') &&
+        refuse &&
+        (req.json as { customers: unknown[] }).customers.length &&
+        JSON.stringify(req.json).includes('"customer_id":"1000001"')
+          ? {
+              status: 422,
+              body: {
+                message: 'The given data was invalid.',
+                errors: { customers: ['The customers field is invalid.'] },
+              },
+            }
           : undefined,
     });
-    const first = await run(s, [...batch, '--chunk-size', '2', '--concurrency', '1', '--rejects', 'refused.csv', '-o', 'json'], 'state-refused');
+    const first = await run(
+      s,
+      [...batch, '--chunk-size', '2', '--concurrency', '1', '--rejects', 'refused.csv', '-o', 'json'],
+      'state-refused',
+    );
     expect(first.code).toBe(4);
     const summary = JSON.parse(first.stdout);
-    expect(summary.customers).toMatchObject({ read: 4, sent: 4, rejected: 2, unconfirmed: 2, accepted: 0, not_sent: 0 });
+    expect(summary.customers).toMatchObject({
+      read: 4,
+      sent: 4,
+      rejected: 2,
+      unconfirmed: 2,
+      accepted: 0,
+      not_sent: 0,
+    });
     expect(summary.requests).toMatchObject({ total: 2, sent: 2 });
     expectAccountedFor(summary);
-    expect(first.stderr).toMatch(/request 1 refused by the service \(HTTP 422\): 2 customers.* rejected; --resume sends it again/);
+    expect(first.stderr).toMatch(
+      /request 1 refused by the service \(HTTP 422\): 2 customers.* rejected; --resume sends it again/,
+    );
     expect(first.stderr).not.toMatch(/request 1 accepted/);
     const rejects = readFileSync(join(work, 'refused.csv'), 'utf8');
     expect(rejects).toMatch(/refused by the service with the whole request \(HTTP 422\)/);
@@ -107,7 +138,11 @@ describe('a batch refused as a whole (HTTP 422)', () => {
 
     refuse = false;
     const batchesBefore = s.batches.length;
-    const second = await run(s, [...batch, '--chunk-size', '2', '--concurrency', '1', '--resume', '-o', 'json'], 'state-refused');
+    const second = await run(
+      s,
+      [...batch, '--chunk-size', '2', '--concurrency', '1', '--resume', '-o', 'json'],
+      'state-refused',
+    );
     expect(second.code).toBe(0);
     // Only the refused request goes again; the other was acknowledged (unconfirmed) and stays so.
     expect(s.batches.length - batchesBefore).toBe(1);

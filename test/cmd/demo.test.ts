@@ -20,8 +20,20 @@ describe('the demo runner', () => {
   it('reports a step whose command this build lacks as missing, and never runs it', async () => {
     const io = memoryIO();
     const ran: string[][] = [];
-    const notYet: DemoStep = { id: 'future', title: 'A command still being written', explain: '', command: ['frobnicate'], args: () => [], expect: { 0: 'done' } };
-    const noFixture: DemoStep = { ...systems, id: 'needs-fixture', title: 'Needs a fixture', fixtures: ['nowhere/none.csv'] };
+    const notYet: DemoStep = {
+      id: 'future',
+      title: 'A command still being written',
+      explain: '',
+      command: ['frobnicate'],
+      args: () => [],
+      expect: { 0: 'done' },
+    };
+    const noFixture: DemoStep = {
+      ...systems,
+      id: 'needs-fixture',
+      title: 'Needs a fixture',
+      fixtures: ['nowhere/none.csv'],
+    };
     const { report } = await runDemo({
       io,
       narrate: io.stdout,
@@ -51,7 +63,7 @@ describe('the demo runner', () => {
     expect(io.stdoutText()).toContain('Not shown (not in this build of leadctl yet):');
   });
 
-  it('stops after an essential step fails, and never uses the user\'s LEADCTL_ settings', async () => {
+  it("stops after an essential step fails, and never uses the user's LEADCTL_ settings", async () => {
     const io = memoryIO({ env: { LEADCTL_BASE_URL: 'http://127.0.0.1:9', LEADCTL_CLIENT_ID: 'someone-else' } });
     const envs: Array<Record<string, string | undefined>> = [];
     const badLogin: DemoStep = { ...login, stdin: () => ({ text: 'wrong-secret\n', shown: '(a wrong secret)' }) };
@@ -141,8 +153,10 @@ describe('the demo runner', () => {
     expect(io.stdoutText()).toContain('left behind');
   });
 
-  it('--keep says how to reach the sandbox without the user\'s own settings, and Ctrl-C ends it cleanly', async () => {
-    const io = memoryIO({ env: { LEADCTL_BASE_URL: 'https://lender.example', LEADCTL_PROFILE: 'prod', LEADCTL_CONFIG_DIR: '/nowhere/mine' } });
+  it("--keep says how to reach the sandbox without the user's own settings, and Ctrl-C ends it cleanly", async () => {
+    const io = memoryIO({
+      env: { LEADCTL_BASE_URL: 'https://lender.example', LEADCTL_PROFILE: 'prod', LEADCTL_CONFIG_DIR: '/nowhere/mine' },
+    });
     const done = runDemo({
       io,
       narrate: io.stdout,

@@ -22,15 +22,18 @@ describe('help that teaches', () => {
   it('finds every command', () => {
     expect(paths.length).toBeGreaterThan(30);
   });
-  it.each(paths.map((p) => [p.join(' ')]))('`leadctl %s --help` has examples and lists the global options', async (path) => {
-    const io = memoryIO();
-    expect(await main([...path.split(' '), '--help'], io)).toBe(0);
-    const help = io.stdoutText();
-    expect(help).toMatch(/\nExamples?:\n {2}\S/);
-    expect(help).toContain('Global Options:');
-    expect(help).toContain('-o, --output <format>');
-    expect(help).toContain('--base-url <url>');
-  });
+  it.each(paths.map((p) => [p.join(' ')]))(
+    '`leadctl %s --help` has examples and lists the global options',
+    async (path) => {
+      const io = memoryIO();
+      expect(await main([...path.split(' '), '--help'], io)).toBe(0);
+      const help = io.stdoutText();
+      expect(help).toMatch(/\nExamples?:\n {2}\S/);
+      expect(help).toContain('Global Options:');
+      expect(help).toContain('-o, --output <format>');
+      expect(help).toContain('--base-url <url>');
+    },
+  );
   it('the top-level help has examples too', async () => {
     const io = memoryIO();
     expect(await main(['--help'], io)).toBe(0);
@@ -39,14 +42,22 @@ describe('help that teaches', () => {
 });
 
 describe('one style for every error line', () => {
-  it('commander errors read like leadctl\'s own: Error: …, with a hint naming the command', async () => {
+  it("commander errors read like leadctl's own: Error: …, with a hint naming the command", async () => {
     const io = memoryIO({ tty: true });
     expect(await main(['lists', 'create', 'x.csv', '--name', 'a', '--type', 'ssn', '--skip-invalidd'], io)).toBe(2);
-    expect(io.stderrText()).toBe("Error: unknown option '--skip-invalidd' (did you mean --skip-invalid?)\nHint: run `leadctl lists create --help` for usage and examples\n");
+    expect(io.stderrText()).toBe(
+      "Error: unknown option '--skip-invalidd' (did you mean --skip-invalid?)\nHint: run `leadctl lists create --help` for usage and examples\n",
+    );
     expect(io.stdoutText()).toBe('');
   });
   it('no lowercase `error:` line for any kind of usage error', async () => {
-    for (const argv of [['lits'], ['--outptu', 'json'], ['-o', 'xml', 'lists', 'ls'], ['lists', 'get'], ['leads', 'export', '--out']]) {
+    for (const argv of [
+      ['lits'],
+      ['--outptu', 'json'],
+      ['-o', 'xml', 'lists', 'ls'],
+      ['lists', 'get'],
+      ['leads', 'export', '--out'],
+    ]) {
       const io = memoryIO({ tty: true });
       expect(await main(argv, io)).toBe(2);
       expect(io.stderrText()).toMatch(/^Error: /);
@@ -59,7 +70,9 @@ describe('one style for every error line', () => {
     expect(io.stderrText()).toContain("Error: unknown command 'lits' (did you mean lists?)");
   });
   it('turns commander messages into one line', () => {
-    expect(usageMessage("error: unknown option '--x'\n(Did you mean --y?)")).toBe("unknown option '--x' (did you mean --y?)");
+    expect(usageMessage("error: unknown option '--x'\n(Did you mean --y?)")).toBe(
+      "unknown option '--x' (did you mean --y?)",
+    );
     expect(usageMessage("error: missing required argument 'id'")).toBe("missing required argument 'id'");
   });
 });
@@ -71,9 +84,16 @@ describe('usage errors for scripts', () => {
     expect(io.stdoutText()).toBe('');
     const lines = io.stderrText().trimEnd().split('\n');
     expect(lines[0]).toBe("Error: unknown option '--pgae' (did you mean --page?)");
-    expect(JSON.parse(lines[2]!)).toEqual({ error: { code: 'usage', message: "unknown option '--pgae' (did you mean --page?)", exit_code: 2, hint: 'run `leadctl lists ls --help` for usage and examples' } });
+    expect(JSON.parse(lines[2]!)).toEqual({
+      error: {
+        code: 'usage',
+        message: "unknown option '--pgae' (did you mean --page?)",
+        exit_code: 2,
+        hint: 'run `leadctl lists ls --help` for usage and examples',
+      },
+    });
   });
-  it('-o json: the usage error is the run\'s one JSON document on stdout', async () => {
+  it("-o json: the usage error is the run's one JSON document on stdout", async () => {
     const io = memoryIO({ tty: true });
     expect(await main(['-o', 'json', 'lists', 'ls', '--pgae', '2'], io)).toBe(2);
     expect(JSON.parse(io.stdoutText()).error).toMatchObject({ code: 'usage', exit_code: 2 });
@@ -84,10 +104,13 @@ describe('usage errors for scripts', () => {
     expect(await main(['lists', 'ls', '--pgae', '2'], io)).toBe(2);
     expect(io.stderrText()).not.toContain('{');
   });
-  it('a flag whose value is refused by leadctl\'s own check is JSON too', async () => {
+  it("a flag whose value is refused by leadctl's own check is JSON too", async () => {
     const io = memoryIO({ tty: false });
     expect(await main(['--timeout', 'soon', 'systems', 'ls'], io)).toBe(2);
-    expect(JSON.parse(io.stderrText().trimEnd().split('\n').at(-1)!).error).toMatchObject({ code: 'usage', exit_code: 2 });
+    expect(JSON.parse(io.stderrText().trimEnd().split('\n').at(-1)!).error).toMatchObject({
+      code: 'usage',
+      exit_code: 2,
+    });
   });
   it('an explicit other format: no JSON', async () => {
     const io = memoryIO({ tty: false });
@@ -99,7 +122,9 @@ describe('usage errors for scripts', () => {
     const io = memoryIO({ tty: false });
     expect(await main(['lists'], io)).toBe(2);
     expect(io.stderrText()).toContain('Usage: leadctl lists');
-    expect(JSON.parse(io.stderrText().trimEnd().split('\n').at(-1)!).error.message).toBe('leadctl lists needs a command');
+    expect(JSON.parse(io.stderrText().trimEnd().split('\n').at(-1)!).error.message).toBe(
+      'leadctl lists needs a command',
+    );
   });
 });
 

@@ -21,7 +21,13 @@ afterAll(async () => {
 async function run(s: ContractServer, argv: string[], state: string) {
   const io = memoryIO({
     cwd: work,
-    env: { LEADCTL_BASE_URL: s.baseUrl, LEADCTL_CLIENT_ID: s.clientId, LEADCTL_CLIENT_SECRET: s.clientSecret, LEADCTL_CONFIG_DIR: join(work, 'config'), LEADCTL_STATE_DIR: join(work, state) },
+    env: {
+      LEADCTL_BASE_URL: s.baseUrl,
+      LEADCTL_CLIENT_ID: s.clientId,
+      LEADCTL_CLIENT_SECRET: s.clientSecret,
+      LEADCTL_CONFIG_DIR: join(work, 'config'),
+      LEADCTL_STATE_DIR: join(work, state),
+    },
   });
   const code = await main(['-o', 'json', ...argv], io);
   return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
@@ -63,7 +69,11 @@ describe.each(['list-manager', 'lead-management'] as const)('lists served only u
     const res = await run(s, ['lists', 'get', '999'], `state-unknown-${prefix}`);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/list 999 was not found/);
-    const update = await run(s, ['lists', 'update', '999', 'ssn.csv', '--name', 'x', '--type', 'ssn', '--yes'], `state-unknown-${prefix}`);
+    const update = await run(
+      s,
+      ['lists', 'update', '999', 'ssn.csv', '--name', 'x', '--type', 'ssn', '--yes'],
+      `state-unknown-${prefix}`,
+    );
     expect(update.code).toBe(2);
     expect(update.stderr).toMatch(/list 999 was not found/);
   });
@@ -98,11 +108,15 @@ describe('--lists-path', () => {
 
 describe('a service with lists under neither prefix', () => {
   it('says so and points at --lists-path (exit 2)', async () => {
-    const s = await startContractServer({ answer: (req) => (req.path.includes('/lists') ? { status: 404, body: { message: 'Not Found' } } : undefined) });
+    const s = await startContractServer({
+      answer: (req) => (req.path.includes('/lists') ? { status: 404, body: { message: 'Not Found' } } : undefined),
+    });
     servers.push(s);
     const res = await run(s, ['lists', 'ls'], 'state-neither');
     expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(/serves no lists under \/api\/v1\/lead-management\/lists or \/api\/v1\/list-manager\/lists/);
+    expect(res.stderr).toMatch(
+      /serves no lists under \/api\/v1\/lead-management\/lists or \/api\/v1\/list-manager\/lists/,
+    );
     expect(res.stderr).toMatch(/--lists-path/);
   });
 });

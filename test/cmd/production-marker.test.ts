@@ -14,7 +14,14 @@ async function run(argv: string[], baseUrl = 'https://api.lender.invalid', tty =
   const io = memoryIO({
     tty,
     cwd: dir,
-    env: { LEADCTL_BASE_URL: baseUrl, LEADCTL_CLIENT_ID: 'id', LEADCTL_CLIENT_SECRET: 'secret', LEADCTL_CONFIG_DIR: join(dir, 'config'), LEADCTL_STATE_DIR: join(dir, 'state'), LEADCTL_RETRY_ATTEMPTS: '1' },
+    env: {
+      LEADCTL_BASE_URL: baseUrl,
+      LEADCTL_CLIENT_ID: 'id',
+      LEADCTL_CLIENT_SECRET: 'secret',
+      LEADCTL_CONFIG_DIR: join(dir, 'config'),
+      LEADCTL_STATE_DIR: join(dir, 'state'),
+      LEADCTL_RETRY_ATTEMPTS: '1',
+    },
   });
   const code = await main(argv, io);
   return { code, stdout: io.stdoutText(), stderr: io.stderrText() };

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,14 @@ function io(options: { stdin?: string; env?: Record<string, string>; tty?: boole
     stdin: options.stdin,
     cwd: dir,
     tty: options.tty,
-    env: { LEADCTL_BASE_URL: sandbox.baseUrl, LEADCTL_CLIENT_ID: sandbox.clientId, LEADCTL_CLIENT_SECRET: sandbox.clientSecret, LEADCTL_CONFIG_DIR: join(dir, 'config'), LEADCTL_STATE_DIR: join(dir, 'state'), ...options.env },
+    env: {
+      LEADCTL_BASE_URL: sandbox.baseUrl,
+      LEADCTL_CLIENT_ID: sandbox.clientId,
+      LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
+      LEADCTL_CONFIG_DIR: join(dir, 'config'),
+      LEADCTL_STATE_DIR: join(dir, 'state'),
+      ...options.env,
+    },
   });
 }
 
@@ -41,20 +48,25 @@ async function run(argv: string[], options: Parameters<typeof io>[0] = {}) {
 function stringBooleans(value: unknown, path = '$'): string[] {
   if (value === 'true' || value === 'false') return [path];
   if (Array.isArray(value)) return value.flatMap((v, i) => stringBooleans(v, `${path}[${i}]`));
-  if (value && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => stringBooleans(v, `${path}.${k}`));
+  if (value && typeof value === 'object')
+    return Object.entries(value).flatMap(([k, v]) => stringBooleans(v, `${path}.${k}`));
   return [];
 }
 
 describe('JSON shapes do not depend on how many things were asked for', () => {
   it('legacy post: an array for a file of one lead, as for NDJSON of several', async () => {
-    const one = await run(['legacy', 'post', fixture('legacy', 'accepted.json'), '--stamp', '-o', 'json'], { env: { LEADCTL_API_KEY: directKey } });
+    const one = await run(['legacy', 'post', fixture('legacy', 'accepted.json'), '--stamp', '-o', 'json'], {
+      env: { LEADCTL_API_KEY: directKey },
+    });
     expect(one.code).toBe(0);
     const oneDoc = JSON.parse(one.stdout);
     expect(Array.isArray(oneDoc)).toBe(true);
     expect(oneDoc).toHaveLength(1);
     expect(oneDoc[0]).toMatchObject({ lead: 1, outcome: 'accepted', status: 'OK' });
 
-    const many = await run(['legacy', 'post', fixture('legacy', 'batch.ndjson'), '-o', 'json'], { env: { LEADCTL_API_KEY: directKey } });
+    const many = await run(['legacy', 'post', fixture('legacy', 'batch.ndjson'), '-o', 'json'], {
+      env: { LEADCTL_API_KEY: directKey },
+    });
     const manyDoc = JSON.parse(many.stdout);
     expect(manyDoc).toHaveLength(2);
     expect(Object.keys(manyDoc[0]).sort()).toEqual(Object.keys(oneDoc[0]).sort());
@@ -64,7 +76,16 @@ describe('JSON shapes do not depend on how many things were asked for', () => {
     const ids = JSON.parse((await run(['leads', 'ids', '--date', 'today', '-o', 'json'])).stdout) as number[];
     expect(ids.length).toBeGreaterThanOrEqual(2);
     const one = await run(['leads', 'get', String(ids[0]), '--columns', 'email,is_accepted', '-o', 'json']);
-    const two = await run(['leads', 'get', String(ids[0]), String(ids[1]), '--columns', 'email,is_accepted', '-o', 'json']);
+    const two = await run([
+      'leads',
+      'get',
+      String(ids[0]),
+      String(ids[1]),
+      '--columns',
+      'email,is_accepted',
+      '-o',
+      'json',
+    ]);
     expect(one.code).toBe(0);
     const oneDoc = JSON.parse(one.stdout);
     const twoDoc = JSON.parse(two.stdout);
@@ -114,7 +135,15 @@ describe('real booleans and numbers in every JSON document', () => {
 describe('tables for people', () => {
   it('lists ls: fits 80 columns, times local with the offset of TZ, or UTC with --utc', async () => {
     writeFileSync(join(dir, 'zips2.csv'), 'zip\n10001\n');
-    await run(['lists', 'create', 'zips2.csv', '--name', 'A list name long enough to need wrapping in an eighty column table, as real ones are', '--type', 'zip']);
+    await run([
+      'lists',
+      'create',
+      'zips2.csv',
+      '--name',
+      'A list name long enough to need wrapping in an eighty column table, as real ones are',
+      '--type',
+      'zip',
+    ]);
     const local = await run(['-o', 'table', 'lists', 'ls'], { env: { TZ: 'America/Chicago' } });
     expect(Math.max(...local.stdout.split('\n').map((l) => [...l].length))).toBeLessThanOrEqual(80);
     expect(local.stdout).toMatch(/ -0[56]:00 /);

@@ -5,7 +5,13 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { buildProgram, main } from '../../src/cli/main.js';
-import { CONTRACT_CLIENT_ID as CLIENT_ID, CONTRACT_CLIENT_SECRET, startContractServer, type ContractServer, type SeenRequest } from '../helpers/contract-server.js';
+import {
+  CONTRACT_CLIENT_ID as CLIENT_ID,
+  CONTRACT_CLIENT_SECRET,
+  startContractServer,
+  type ContractServer,
+  type SeenRequest,
+} from '../helpers/contract-server.js';
 import { memoryIO } from '../helpers/memory-io.js';
 // @ts-expect-error plain JS generator shared with the benchmark
 import { writeExport } from '../../fixtures/lms/generate.mjs';
@@ -25,15 +31,63 @@ beforeAll(async () => {
   server = await startContractServer({
     listsPrefix: 'lead-management',
     leadIds: [5, 6],
-    answer: (req) => (isTarget(req) && status !== 200 ? { status, body: status === 422 || status === 409 ? { message: 'The given data was invalid.', errors: { customer_id: ['The customer id has already been taken.'] } } : { message: 'No.' } } : undefined),
+    answer: (req) =>
+      isTarget(req) && status !== 200
+        ? {
+            status,
+            body:
+              status === 422 || status === 409
+                ? {
+                    message: 'The given data was invalid.',
+                    errors: { customer_id: ['The customer id has already been taken.'] },
+                  }
+                : { message: 'No.' },
+          }
+        : undefined,
   });
   writeFileSync(join(work, 'ssn.csv'), 'ssn\n345678901\n');
   writeFileSync(join(work, 'secret.txt'), CONTRACT_CLIENT_SECRET + '\n');
-  writeFileSync(join(work, 'customers.json'), JSON.stringify({ customer_id: 'C1', lead_loan: { loan_id: 'L1', lead_id: 500101, loan_amount: 50000, applied_at: '2026-03-06T16:15:00Z', loan_status: 'current' } }));
-  const loan = (id: string) => ({ customer_id: 'C1', loan_id: id, lead_id: 500101, loan_amount: 50000, applied_at: '2026-03-06T16:15:00Z', loan_status: 'current' });
+  writeFileSync(
+    join(work, 'customers.json'),
+    JSON.stringify({
+      customer_id: 'C1',
+      lead_loan: {
+        loan_id: 'L1',
+        lead_id: 500101,
+        loan_amount: 50000,
+        applied_at: '2026-03-06T16:15:00Z',
+        loan_status: 'current',
+      },
+    }),
+  );
+  const loan = (id: string) => ({
+    customer_id: 'C1',
+    loan_id: id,
+    lead_id: 500101,
+    loan_amount: 50000,
+    applied_at: '2026-03-06T16:15:00Z',
+    loan_status: 'current',
+  });
   writeFileSync(join(work, 'loans.json'), JSON.stringify([loan('L1'), loan('L2')]));
-  writeFileSync(join(work, 'payments.json'), JSON.stringify({ customer_id: 'C1', loan_id: 'L1', lead_id: 500101, payment_id: 'P1', payment_amount: 100, payment_status: 'paid', payment_at: '2026-03-20T15:00:00Z' }));
-  await writeExport({ out: join(work, 'export'), customers: 3, seed: 2, paymentsPerCustomer: 1, shapes: ['denormalised'] });
+  writeFileSync(
+    join(work, 'payments.json'),
+    JSON.stringify({
+      customer_id: 'C1',
+      loan_id: 'L1',
+      lead_id: 500101,
+      payment_id: 'P1',
+      payment_amount: 100,
+      payment_status: 'paid',
+      payment_at: '2026-03-20T15:00:00Z',
+    }),
+  );
+  await writeExport({
+    out: join(work, 'export'),
+    customers: 3,
+    seed: 2,
+    paymentsPerCustomer: 1,
+    shapes: ['denormalised'],
+  });
 });
 afterAll(async () => {
   await server.close();
@@ -58,28 +112,95 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'lists ls', argv: ['lists', 'ls'], target: (r) => r.method === 'GET' && r.path === '/api/v1/lead-management/lists' },
-  { name: 'lists get', argv: ['lists', 'get', '1'], target: (r) => r.method === 'GET' && r.path === '/api/v1/lead-management/lists/1' },
-  { name: 'lists create', argv: ['lists', 'create', 'ssn.csv', '--name', 'n', '--type', 'ssn'], target: (r) => r.method === 'POST' && r.path === '/api/v1/lead-management/lists' },
-  { name: 'customers push', argv: ['customers', 'push', 'customers.json'], target: (r) => r.method === 'POST' && r.path === '/api/v1/loan-performance/customers', records: true },
-  { name: 'loans push', argv: ['loans', 'push', 'loans.json'], target: (r) => r.path.endsWith('/loans'), records: true, recordNotFound: true },
-  { name: 'payments push', argv: ['payments', 'push', 'payments.json'], target: (r) => r.path.endsWith('/payments'), records: true, recordNotFound: true },
-  { name: 'customers batch', argv: ['customers', 'batch', 'export/export.csv', '--mapping', MAPPING], target: (r) => r.path.includes('/batches/'), records: true },
-  { name: 'leads ids', argv: ['leads', 'ids', '--date', '2026-01-05'], target: (r) => r.path === '/api/v1/lead-data/lead-ids' },
+  {
+    name: 'lists ls',
+    argv: ['lists', 'ls'],
+    target: (r) => r.method === 'GET' && r.path === '/api/v1/lead-management/lists',
+  },
+  {
+    name: 'lists get',
+    argv: ['lists', 'get', '1'],
+    target: (r) => r.method === 'GET' && r.path === '/api/v1/lead-management/lists/1',
+  },
+  {
+    name: 'lists create',
+    argv: ['lists', 'create', 'ssn.csv', '--name', 'n', '--type', 'ssn'],
+    target: (r) => r.method === 'POST' && r.path === '/api/v1/lead-management/lists',
+  },
+  {
+    name: 'customers push',
+    argv: ['customers', 'push', 'customers.json'],
+    target: (r) => r.method === 'POST' && r.path === '/api/v1/loan-performance/customers',
+    records: true,
+  },
+  {
+    name: 'loans push',
+    argv: ['loans', 'push', 'loans.json'],
+    target: (r) => r.path.endsWith('/loans'),
+    records: true,
+    recordNotFound: true,
+  },
+  {
+    name: 'payments push',
+    argv: ['payments', 'push', 'payments.json'],
+    target: (r) => r.path.endsWith('/payments'),
+    records: true,
+    recordNotFound: true,
+  },
+  {
+    name: 'customers batch',
+    argv: ['customers', 'batch', 'export/export.csv', '--mapping', MAPPING],
+    target: (r) => r.path.includes('/batches/'),
+    records: true,
+  },
+  {
+    name: 'leads ids',
+    argv: ['leads', 'ids', '--date', '2026-01-05'],
+    target: (r) => r.path === '/api/v1/lead-data/lead-ids',
+  },
   { name: 'leads get', argv: ['leads', 'get', '5'], target: (r) => r.path === '/api/v1/lead-data/leads/5' },
-  { name: 'leads get (several)', argv: ['leads', 'get', '5', '6'], target: (r) => r.path === '/api/v1/lead-data/leads/5', records: true, recordNotFound: true },
-  { name: 'leads export', argv: ['leads', 'export', '--date', '2026-01-05', '--out', 'leads.csv', '--retries', '0'], target: (r) => r.path === '/api/v1/lead-data/leads/5', records: true, recordNotFound: true },
-  { name: 'dry-run', argv: ['dry-run', '--ssn', '345678901'], target: (r) => r.path === '/api/v1/lead-processing/dry-run' },
+  {
+    name: 'leads get (several)',
+    argv: ['leads', 'get', '5', '6'],
+    target: (r) => r.path === '/api/v1/lead-data/leads/5',
+    records: true,
+    recordNotFound: true,
+  },
+  {
+    name: 'leads export',
+    argv: ['leads', 'export', '--date', '2026-01-05', '--out', 'leads.csv', '--retries', '0'],
+    target: (r) => r.path === '/api/v1/lead-data/leads/5',
+    records: true,
+    recordNotFound: true,
+  },
+  {
+    name: 'dry-run',
+    argv: ['dry-run', '--ssn', '345678901'],
+    target: (r) => r.path === '/api/v1/lead-processing/dry-run',
+  },
   { name: 'systems ls', argv: ['systems', 'ls'], target: (r) => r.path === '/api/v1/resources/management-systems' },
-  { name: 'auth login', argv: ['auth', 'login', '--client-id', CLIENT_ID, '--client-secret-file', 'secret.txt', '--profile', 'matrix'], target: (r) => r.path === '/oauth/token', token: true },
-  { name: 'legacy post', argv: ['legacy', 'post', LEGACY, '--api-key', 'campaign-key-1'], target: (r) => r.path === '/api/legacy', unsafe: true },
+  {
+    name: 'auth login',
+    argv: ['auth', 'login', '--client-id', CLIENT_ID, '--client-secret-file', 'secret.txt', '--profile', 'matrix'],
+    target: (r) => r.path === '/oauth/token',
+    token: true,
+  },
+  {
+    name: 'legacy post',
+    argv: ['legacy', 'post', LEGACY, '--api-key', 'campaign-key-1'],
+    target: (r) => r.path === '/api/legacy',
+    unsafe: true,
+  },
 ];
 
 /** The long options a command accepts: its own and every parent's (global options). */
 function optionsOf(argv: string[]): Set<string> {
   let cmd: Command = buildProgram(memoryIO(), () => async () => undefined);
   const names = new Set<string>(['--help']);
-  const add = (c: Command) => c.options.forEach((o) => o.long && names.add(o.long) && o.long.startsWith('--no-') && names.add(o.long.replace(/^--no-/, '--')));
+  const add = (c: Command) =>
+    c.options.forEach(
+      (o) => o.long && names.add(o.long) && o.long.startsWith('--no-') && names.add(o.long.replace(/^--no-/, '--')),
+    );
   add(cmd);
   for (const word of argv) {
     const sub = cmd.commands.find((c) => c.name() === word);
@@ -141,7 +262,9 @@ describe.each(CASES)('$name', (c) => {
     if (!c.argv.includes('batch')) expect(text).not.toMatch(/--resume/);
     const known = optionsOf(c.argv);
     // A whole command line quoted in a hint (`leadctl leads ids --date …`) names another command's options.
-    const named = [...res.stderr.replace(/`leadctl [^`]*`/g, '').matchAll(/(?<![\w-])--[a-z][a-z-]*/g)].map((m) => m[0]);
+    const named = [...res.stderr.replace(/`leadctl [^`]*`/g, '').matchAll(/(?<![\w-])--[a-z][a-z-]*/g)].map(
+      (m) => m[0],
+    );
     expect(named.filter((o) => !known.has(o))).toEqual([]);
   });
 });
@@ -168,9 +291,23 @@ describe('error bodies in other shapes than the sandbox writes', () => {
   ])('loans push answered 409 with %s: each loan rejected with what the service said', async (_name, body) => {
     status = 200;
     target = () => false;
-    const s = await startContractServer({ answer: (req) => (req.path.endsWith('/loans') ? { status: 409, body, headers: typeof body === 'string' ? { 'content-type': 'text/plain' } : undefined } : undefined) });
+    const s = await startContractServer({
+      answer: (req) =>
+        req.path.endsWith('/loans')
+          ? { status: 409, body, headers: typeof body === 'string' ? { 'content-type': 'text/plain' } : undefined }
+          : undefined,
+    });
     try {
-      const io = memoryIO({ cwd: work, env: { LEADCTL_BASE_URL: s.baseUrl, LEADCTL_CLIENT_ID: s.clientId, LEADCTL_CLIENT_SECRET: s.clientSecret, LEADCTL_CONFIG_DIR: join(work, 'config-shapes'), LEADCTL_STATE_DIR: join(work, 'state-shapes') } });
+      const io = memoryIO({
+        cwd: work,
+        env: {
+          LEADCTL_BASE_URL: s.baseUrl,
+          LEADCTL_CLIENT_ID: s.clientId,
+          LEADCTL_CLIENT_SECRET: s.clientSecret,
+          LEADCTL_CONFIG_DIR: join(work, 'config-shapes'),
+          LEADCTL_STATE_DIR: join(work, 'state-shapes'),
+        },
+      });
       const code = await main(['-o', 'json', 'loans', 'push', 'loans.json', '--rejects', 'shapes.csv'], io);
       expect(code).toBe(4);
       expect(JSON.parse(io.stdoutText()).loans).toMatchObject({ sent: 2, rejected: 2, not_sent: 0 });

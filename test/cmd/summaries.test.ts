@@ -25,7 +25,12 @@ function io(stdin?: string) {
     stdin,
     cwd: dir,
     now: () => NOW,
-    env: { LEADCTL_BASE_URL: sandbox.baseUrl, LEADCTL_CLIENT_ID: sandbox.clientId, LEADCTL_CLIENT_SECRET: sandbox.clientSecret, LEADCTL_CONFIG_DIR: join(dir, 'config') },
+    env: {
+      LEADCTL_BASE_URL: sandbox.baseUrl,
+      LEADCTL_CLIENT_ID: sandbox.clientId,
+      LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
+      LEADCTL_CONFIG_DIR: join(dir, 'config'),
+    },
   });
 }
 
@@ -39,8 +44,13 @@ describe('summary lines of quick runs', () => {
 
   it('leads export: no "in 0 s"', async () => {
     const run = io();
-    const code = await main(['-o', 'table', 'leads', 'export', '--date', NOW.toISOString().slice(0, 10), '--out', 'leads.csv'], run);
+    const code = await main(
+      ['-o', 'table', 'leads', 'export', '--date', NOW.toISOString().slice(0, 10), '--out', 'leads.csv'],
+      run,
+    );
     expect(code).toBe(0);
-    expect(run.stderrText() + run.stdoutText()).toMatch(/Wrote 0 of 0 leads \(\d+ columns\) to leads\.csv in under 0\.1 s\./);
+    expect(run.stderrText() + run.stdoutText()).toMatch(
+      /Wrote 0 of 0 leads \(\d+ columns\) to leads\.csv in under 0\.1 s\./,
+    );
   });
 });

@@ -15,13 +15,32 @@ async function firstLine(read: () => string): Promise<string> {
 describe('sandbox start, in process', () => {
   it('prints its JSON line, serves, and returns 0 when signalled', async () => {
     const io = memoryIO();
-    const exit = main(['--output', 'json', 'sandbox', 'start', '--memory', '--port', '0', '--client-id', 'in-process', '--client-secret', 'InProcessSecret1'], io);
+    const exit = main(
+      [
+        '--output',
+        'json',
+        'sandbox',
+        'start',
+        '--memory',
+        '--port',
+        '0',
+        '--client-id',
+        'in-process',
+        '--client-secret',
+        'InProcessSecret1',
+      ],
+      io,
+    );
     const line = JSON.parse(await firstLine(io.stdoutText));
     expect(Object.keys(line).sort()).toEqual(['base_url', 'campaigns', 'client_id', 'client_secret']);
     expect(line.client_id).toBe('in-process');
     for (const campaign of line.campaigns) expect(Object.keys(campaign).sort()).toEqual(['api_key', 'price_reject']);
     const token = await http(line.base_url, 'POST', '/oauth/token', {
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'in-process', client_secret: 'InProcessSecret1' }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: 'in-process',
+        client_secret: 'InProcessSecret1',
+      }).toString(),
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
     });
     expect(token.status).toBe(200);

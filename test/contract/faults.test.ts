@@ -46,7 +46,11 @@ describe('fault injection', () => {
   it('X-Sandbox-Fault applies to the token endpoint too, and an unknown value is refused', async () => {
     const sb = await start();
     const res = await http(sb.baseUrl, 'POST', '/oauth/token', {
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: sb.clientId, client_secret: sb.clientSecret }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: sb.clientId,
+        client_secret: sb.clientSecret,
+      }).toString(),
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Sandbox-Fault': '503' },
     });
     expect(res.status).toBe(503);
@@ -58,7 +62,13 @@ describe('fault injection', () => {
   it('X-Sandbox-Fault: reset drops the connection after the request was handled', async () => {
     const sb = await start();
     const api = apiClient(sb.baseUrl, await getToken(sb));
-    await expect(api.post('/api/v1/lead-management/lists', { name: 'n', type: 'ZIP Codes', list: ['78701'] }, { 'X-Sandbox-Fault': 'reset' })).rejects.toThrow();
+    await expect(
+      api.post(
+        '/api/v1/lead-management/lists',
+        { name: 'n', type: 'ZIP Codes', list: ['78701'] },
+        { 'X-Sandbox-Fault': 'reset' },
+      ),
+    ).rejects.toThrow();
     expect((await sb.stats()).lists).toBe(1);
     expect((await api.get(SYSTEMS)).status).toBe(200);
   });

@@ -31,7 +31,11 @@ beforeAll(async () => {
   const res = await fetch(`${sb.baseUrl}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: sb.clientId, client_secret: sb.clientSecret }),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: sb.clientId,
+      client_secret: sb.clientSecret,
+    }),
   });
   token = ((await res.json()) as { access_token: string }).access_token;
 });
@@ -44,19 +48,53 @@ const loan = { loan_id: 'L1', lead_id: 7, is_lead_loan: true, loan_amount: 50_00
 function templates(): Req[] {
   const key = sb.campaigns[0]!.api_key;
   return [
-    { method: 'POST', path: '/oauth/token', form: { grant_type: 'client_credentials', client_id: sb.clientId, client_secret: sb.clientSecret } },
+    {
+      method: 'POST',
+      path: '/oauth/token',
+      form: { grant_type: 'client_credentials', client_id: sb.clientId, client_secret: sb.clientSecret },
+    },
     { method: 'POST', path: '/api/v1/loan-performance/customers/C-1', body: {}, auth: true },
     { method: 'POST', path: '/api/v1/loan-performance/customers/C-1/loans', body: { ...loan }, auth: true },
-    { method: 'POST', path: '/api/v1/loan-performance/customers/C-1/payments', body: { ...payment, loan_id: 'L1' }, auth: true },
-    { method: 'POST', path: '/api/v1/loan-performance/batches/customers', body: { customers: [{ customer_id: 'B-1', loans: [{ ...loan, payments: [payment] }] }] }, auth: true },
-    { method: 'POST', path: '/api/v1/lead-management/lists', body: { name: 'Fuzz', type: 'Social Security Numbers', list: ['123456789'] }, auth: true },
-    { method: 'PUT', path: '/api/v1/list-manager/lists/1', body: { name: 'Fuzz', type: 'Zip Codes', list: ['75001'] }, auth: true },
+    {
+      method: 'POST',
+      path: '/api/v1/loan-performance/customers/C-1/payments',
+      body: { ...payment, loan_id: 'L1' },
+      auth: true,
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/loan-performance/batches/customers',
+      body: { customers: [{ customer_id: 'B-1', loans: [{ ...loan, payments: [payment] }] }] },
+      auth: true,
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/lead-management/lists',
+      body: { name: 'Fuzz', type: 'Social Security Numbers', list: ['123456789'] },
+      auth: true,
+    },
+    {
+      method: 'PUT',
+      path: '/api/v1/list-manager/lists/1',
+      body: { name: 'Fuzz', type: 'Zip Codes', list: ['75001'] },
+      auth: true,
+    },
     { method: 'GET', path: '/api/v1/lead-management/lists', query: { page: '1' }, auth: true },
     { method: 'GET', path: '/api/v1/list-manager/lists/1', auth: true },
     { method: 'GET', path: '/api/v1/lead-data/lead-ids', query: { date: '2024-01-05', per_page: '3' }, auth: true },
     { method: 'GET', path: '/api/v1/lead-data/leads/1', query: { 'map_ids[]': ['m1', 'm2'] }, auth: true },
     { method: 'GET', path: '/api/v1/lead-data/dictionary', auth: true },
-    { method: 'POST', path: '/api/v1/lead-processing/dry-run', body: { social_security_number: '123456789', email: 'a@example.com', previously_purchased_lookback_window: 30, underwriting_cost_lookback_window: 3 }, auth: true },
+    {
+      method: 'POST',
+      path: '/api/v1/lead-processing/dry-run',
+      body: {
+        social_security_number: '123456789',
+        email: 'a@example.com',
+        previously_purchased_lookback_window: 30,
+        underwriting_cost_lookback_window: 3,
+      },
+      auth: true,
+    },
     { method: 'GET', path: '/api/v1/resources/management-systems', auth: true },
     { method: 'POST', path: '/api/legacy', body: validLead(key) },
     { method: 'POST', path: '/api/legacy', body: { api_key: sb.campaigns[1]!.api_key, price_reject_offer_id: 1 } },
@@ -65,7 +103,28 @@ function templates(): Req[] {
 }
 
 const weird = fc.oneof(
-  fc.constantFrom(1e308, -1e308, Number.MAX_SAFE_INTEGER, -1, 0, 100_020_782, 2 ** 53 + 1, 0.5, true, false, null, '', ' ', '0', 'x'.repeat(300), '😀', '\u0000', '2024-13-45T99:99:99Z', '+25:00', '[object Object]'),
+  fc.constantFrom(
+    1e308,
+    -1e308,
+    Number.MAX_SAFE_INTEGER,
+    -1,
+    0,
+    100_020_782,
+    2 ** 53 + 1,
+    0.5,
+    true,
+    false,
+    null,
+    '',
+    ' ',
+    '0',
+    'x'.repeat(300),
+    '😀',
+    '\u0000',
+    '2024-13-45T99:99:99Z',
+    '+25:00',
+    '[object Object]',
+  ),
   fc.string({ maxLength: 40 }),
   fc.integer(),
   fc.double(),
@@ -77,7 +136,8 @@ const weird = fc.oneof(
 function paths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
   const out: (string | number)[][] = [prefix];
   if (Array.isArray(value)) value.forEach((v, i) => out.push(...paths(v, [...prefix, i])));
-  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) out.push(...paths(v, [...prefix, k]));
+  else if (value !== null && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) out.push(...paths(v, [...prefix, k]));
   return out;
 }
 
@@ -99,8 +159,29 @@ const mutation = fc.record({
   kind: fc.constantFrom('none', 'body', 'body', 'body', 'drop', 'path', 'query', 'content-type', 'method', 'no-auth'),
   at: fc.nat(),
   value: weird,
-  pathValue: fc.oneof(fc.constantFrom('0', '-1', '99999999999999999999', 'x'.repeat(150), 'x'.repeat(3000), '%00', '%E0%A4%A', '..', 'a%2Fb', '😀'), fc.string({ maxLength: 20 }).map(encodeURIComponent)),
-  contentType: fc.constantFrom('text/plain', 'application/xml', 'application/json; charset=latin1', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', ''),
+  pathValue: fc.oneof(
+    fc.constantFrom(
+      '0',
+      '-1',
+      '99999999999999999999',
+      'x'.repeat(150),
+      'x'.repeat(3000),
+      '%00',
+      '%E0%A4%A',
+      '..',
+      'a%2Fb',
+      '😀',
+    ),
+    fc.string({ maxLength: 20 }).map(encodeURIComponent),
+  ),
+  contentType: fc.constantFrom(
+    'text/plain',
+    'application/xml',
+    'application/json; charset=latin1',
+    'multipart/form-data; boundary=x',
+    'application/x-www-form-urlencoded',
+    '',
+  ),
   method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE' as const),
 });
 
@@ -133,7 +214,11 @@ function apply(req: Req, m: fc.Arbitrary<unknown> extends never ? never : any): 
       break;
     }
     case 'query':
-      out.query = { ...(out.query ?? {}), [Object.keys(out.query ?? { page: '' })[0] ?? 'page']: typeof m.value === 'string' ? m.value : JSON.stringify(m.value) };
+      out.query = {
+        ...(out.query ?? {}),
+        [Object.keys(out.query ?? { page: '' })[0] ?? 'page']:
+          typeof m.value === 'string' ? m.value : JSON.stringify(m.value),
+      };
       break;
     case 'content-type':
       out.contentType = m.contentType;
@@ -150,7 +235,8 @@ function apply(req: Req, m: fc.Arbitrary<unknown> extends never ? never : any): 
 
 async function send(req: Req): Promise<number> {
   const url = new URL(sb.baseUrl + req.path);
-  for (const [k, v] of Object.entries(req.query ?? {})) for (const x of Array.isArray(v) ? v : [v]) url.searchParams.append(k, x);
+  for (const [k, v] of Object.entries(req.query ?? {}))
+    for (const x of Array.isArray(v) ? v : [v]) url.searchParams.append(k, x);
   const headers: Record<string, string> = {};
   if (req.auth) headers.authorization = `Bearer ${token}`;
   let body: string | undefined;
@@ -159,7 +245,8 @@ async function send(req: Req): Promise<number> {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       const params = new URLSearchParams();
       for (const [k, v] of Object.entries(req.form)) {
-        if (v !== null && typeof v === 'object') for (const [sub, x] of Object.entries(v)) params.append(`${k}[${sub}]`, String(x));
+        if (v !== null && typeof v === 'object')
+          for (const [sub, x] of Object.entries(v)) params.append(`${k}[${sub}]`, String(x));
         else if (v !== undefined) params.append(k, String(v));
       }
       body = params.toString();
@@ -191,7 +278,10 @@ describe('the sandbox under generated requests', () => {
           throw new Error(`connection dropped: ${req.method} ${req.path}: ${(err as Error).message}`);
         }
         seen.set(status, (seen.get(status) ?? 0) + 1);
-        expect(status, `${req.method} ${req.path} ${JSON.stringify(req.body ?? req.form ?? req.query)?.slice(0, 300)}`).toBeLessThan(500);
+        expect(
+          status,
+          `${req.method} ${req.path} ${JSON.stringify(req.body ?? req.form ?? req.query)?.slice(0, 300)}`,
+        ).toBeLessThan(500);
       }),
       { seed, numRuns: 2500 },
     );

@@ -14,14 +14,24 @@ describe('lead data', () => {
   let api: ReturnType<typeof apiClient>;
   const clock = manualClock('2024-01-04T23:00:00Z');
   // Lead ids 1..7: 1 on Jan 4, 2-6 on Jan 5 (hourly from 08:00), 7 on Jan 6.
-  const times = ['2024-01-04T23:00:00Z', '2024-01-05T08:00:00Z', '2024-01-05T09:00:00Z', '2024-01-05T10:00:00Z', '2024-01-05T11:00:00Z', '2024-01-05T12:00:00Z', '2024-01-06T00:00:00Z'];
+  const times = [
+    '2024-01-04T23:00:00Z',
+    '2024-01-05T08:00:00Z',
+    '2024-01-05T09:00:00Z',
+    '2024-01-05T10:00:00Z',
+    '2024-01-05T11:00:00Z',
+    '2024-01-05T12:00:00Z',
+    '2024-01-06T00:00:00Z',
+  ];
 
   beforeAll(async () => {
     sb = await startSandboxInProcess({ now: clock.now });
     const key = sb.campaigns.find((c) => !c.price_reject)!.api_key;
     for (const [i, time] of times.entries()) {
       clock.set(time);
-      const res = await http(sb.baseUrl, 'POST', '/api/legacy', { body: validLead(key, { social_security_number: `12345670${i}`, lead_reference_id: `REF-${i + 1}` }) });
+      const res = await http(sb.baseUrl, 'POST', '/api/legacy', {
+        body: validLead(key, { social_security_number: `12345670${i}`, lead_reference_id: `REF-${i + 1}` }),
+      });
       if (res.body.lead_id !== i + 1) throw new Error(`setup: ${res.text}`);
     }
     clock.set('2024-01-07T00:00:00Z');
@@ -37,8 +47,15 @@ describe('lead data', () => {
       expect(first.body.links.first).toBeNull();
       expect(first.body.links.last).toBeNull();
       expect(first.body.links.prev).toBeNull();
-      expect(first.body.meta).toEqual({ path: `${sb.baseUrl}/api/v1/lead-data/lead-ids`, per_page: 3, next_cursor: expect.any(String), prev_cursor: null });
-      expect(first.body.links.next).toBe(`${sb.baseUrl}/api/v1/lead-data/lead-ids?per_page=3&cursor=${first.body.meta.next_cursor}`);
+      expect(first.body.meta).toEqual({
+        path: `${sb.baseUrl}/api/v1/lead-data/lead-ids`,
+        per_page: 3,
+        next_cursor: expect.any(String),
+        prev_cursor: null,
+      });
+      expect(first.body.links.next).toBe(
+        `${sb.baseUrl}/api/v1/lead-data/lead-ids?per_page=3&cursor=${first.body.meta.next_cursor}`,
+      );
 
       const second = await api.get(first.body.links.next.slice(sb.baseUrl.length));
       expect(second.body.data).toEqual([4, 5, 6]);
@@ -65,7 +82,9 @@ describe('lead data', () => {
     it('filters by date (that UTC day), by datetime (created at or after), and by both', async () => {
       expect((await api.get('/api/v1/lead-data/lead-ids?date=2024-01-05')).body.data).toEqual([2, 3, 4, 5, 6]);
       expect((await api.get('/api/v1/lead-data/lead-ids?datetime=2024-01-05T11:00:00Z')).body.data).toEqual([5, 6, 7]);
-      expect((await api.get('/api/v1/lead-data/lead-ids?date=2024-01-05&datetime=2024-01-05T11:00:00Z')).body.data).toEqual([5, 6]);
+      expect(
+        (await api.get('/api/v1/lead-data/lead-ids?date=2024-01-05&datetime=2024-01-05T11:00:00Z')).body.data,
+      ).toEqual([5, 6]);
       const paged = await api.get('/api/v1/lead-data/lead-ids?date=2024-01-05&per_page=2');
       expect(paged.body.data).toEqual([2, 3]);
       expect(paged.body.links.next).toContain('date=2024-01-05');
@@ -74,7 +93,13 @@ describe('lead data', () => {
     });
 
     it('answers 422 for per_page over 1000 or below 1, a bad date, and a cursor it did not issue', async () => {
-      for (const query of ['per_page=1001', 'per_page=0', 'date=2024-02-30', 'datetime=2024-01-05', 'cursor=not-a-cursor']) {
+      for (const query of [
+        'per_page=1001',
+        'per_page=0',
+        'date=2024-02-30',
+        'datetime=2024-01-05',
+        'cursor=not-a-cursor',
+      ]) {
         const res = await api.get(`/api/v1/lead-data/lead-ids?${query}`);
         expect(res.status, query).toBe(422);
         expect(res.body.message).toBe('The given data was invalid.');
@@ -96,7 +121,11 @@ describe('lead data', () => {
     });
 
     it('returns every dictionary column when no map_ids are given', async () => {
-      const dictionary = (await api.get('/api/v1/lead-data/dictionary')).body.data as { id: string; column: string; type: string }[];
+      const dictionary = (await api.get('/api/v1/lead-data/dictionary')).body.data as {
+        id: string;
+        column: string;
+        type: string;
+      }[];
       const res = await api.get('/api/v1/lead-data/leads/3');
       expect(Object.keys(res.body.data)).toEqual(dictionary.map((a) => a.id));
       const byColumn = (column: string) => res.body.data[dictionary.find((a) => a.column === column)!.id];
@@ -111,7 +140,9 @@ describe('lead data', () => {
       for (const attribute of dictionary) {
         const value = res.body.data[attribute.id];
         if (value === null) continue;
-        expect(typeof value, attribute.column).toBe({ String: 'string', Number: 'number', Boolean: 'boolean' }[attribute.type]);
+        expect(typeof value, attribute.column).toBe(
+          { String: 'string', Number: 'number', Boolean: 'boolean' }[attribute.type],
+        );
       }
     });
 
@@ -133,9 +164,23 @@ describe('lead data', () => {
     it('lists at least 40 attributes, m1 Lead ID and m2 Account ID first, with unique ids and columns', async () => {
       const res = await api.get('/api/v1/lead-data/dictionary');
       expect(res.status).toBe(200);
-      const data = res.body.data as { id: string; category: string; subcategory: string; name: string; column: string; type: string }[];
+      const data = res.body.data as {
+        id: string;
+        category: string;
+        subcategory: string;
+        name: string;
+        column: string;
+        type: string;
+      }[];
       expect(data.length).toBeGreaterThanOrEqual(40);
-      expect(data[0]).toEqual({ id: 'm1', category: 'Lead', subcategory: 'Internal Lead Data', name: 'Lead ID', column: 'lead_id', type: 'Number' });
+      expect(data[0]).toEqual({
+        id: 'm1',
+        category: 'Lead',
+        subcategory: 'Internal Lead Data',
+        name: 'Lead ID',
+        column: 'lead_id',
+        type: 'Number',
+      });
       expect(data[1]).toMatchObject({ id: 'm2', name: 'Account ID', column: 'account_id', type: 'Number' });
       expect(new Set(data.map((a) => a.id)).size).toBe(data.length);
       expect(new Set(data.map((a) => a.column)).size).toBe(data.length);
@@ -144,7 +189,16 @@ describe('lead data', () => {
         expect(a.column).toMatch(/^[a-z0-9_]+$/);
         expect(['String', 'Number', 'Boolean']).toContain(a.type);
       }
-      for (const column of ['social_security_number', 'email', 'home_phone', 'zip', 'employer_name', 'bank_routing_number', 'affiliate_id', 'optional_15']) {
+      for (const column of [
+        'social_security_number',
+        'email',
+        'home_phone',
+        'zip',
+        'employer_name',
+        'bank_routing_number',
+        'affiliate_id',
+        'optional_15',
+      ]) {
         expect(data.map((a) => a.column)).toContain(column);
       }
     });

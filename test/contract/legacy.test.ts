@@ -34,7 +34,12 @@ describe('legacy lead post', () => {
 
   it('answers status ERROR for an unknown api_key', async () => {
     const res = await post(validLead('no-such-key'));
-    expect(res.body).toEqual({ status: 'ERROR', result: null, redirect_url: null, errors: [expect.stringMatching(/^api_key: /)] });
+    expect(res.body).toEqual({
+      status: 'ERROR',
+      result: null,
+      redirect_url: null,
+      errors: [expect.stringMatching(/^api_key: /)],
+    });
     expect((await sb.stats()).leads).toBe(0);
   });
 
@@ -44,8 +49,18 @@ describe('legacy lead post', () => {
       email: 'nobody',
       zip: '787',
       is_military: 2,
-      income_sources: [{ is_primary: 1, income_source: 1, pay_frequency: 2, next_pay_date: '2024-02-30', payment_type: 3 }],
-      bank_accounts: [{ is_primary: 1, bank_routing_number: '0110', bank_account_number: '12', bank_account_type: 1, months_at_bank: 1000 }],
+      income_sources: [
+        { is_primary: 1, income_source: 1, pay_frequency: 2, next_pay_date: '2024-02-30', payment_type: 3 },
+      ],
+      bank_accounts: [
+        {
+          is_primary: 1,
+          bank_routing_number: '0110',
+          bank_account_number: '12',
+          bank_account_type: 1,
+          months_at_bank: 1000,
+        },
+      ],
       optional_3: 'x'.repeat(256),
     });
     delete lead.first_name;
@@ -76,7 +91,10 @@ describe('legacy lead post', () => {
 
   it('answers status ERROR for a body that is not an object, and 400 in the legacy envelope for malformed JSON', async () => {
     expect((await post([1, 2])).body.status).toBe('ERROR');
-    const malformed = await http(sb.baseUrl, 'POST', '/api/legacy', { body: '{"api_key": ', headers: { 'Content-Type': 'application/json' } });
+    const malformed = await http(sb.baseUrl, 'POST', '/api/legacy', {
+      body: '{"api_key": ',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.body).toMatchObject({ status: 'ERROR', errors: [expect.stringContaining('JSON')] });
   });
@@ -90,16 +108,35 @@ describe('legacy lead post', () => {
       ['Telephone Numbers', '7135550123', { cell_phone: '7135550123' }],
       ['Telephone Numbers', '5125550199', {}],
       ['ZIP Codes', '78701', {}],
-      ['Bank Routing Numbers', '021000021', { bank_accounts: [...(validLead('x').bank_accounts as object[]), { is_primary: 0, bank_routing_number: '021000021', bank_account_number: '55', bank_account_type: 2, months_at_bank: 3 }] }],
+      [
+        'Bank Routing Numbers',
+        '021000021',
+        {
+          bank_accounts: [
+            ...(validLead('x').bank_accounts as object[]),
+            {
+              is_primary: 0,
+              bank_routing_number: '021000021',
+              bank_account_number: '55',
+              bank_account_type: 2,
+              months_at_bank: 3,
+            },
+          ],
+        },
+      ],
       ['Employer Names', 'acme widgets', {}],
       ['Affiliates', 'AFF-100', {}],
     ];
     for (const [type, item, overrides] of cases) {
       it(`${type}: ${item}`, async () => {
         const api = apiClient(sb.baseUrl, await getToken(sb));
-        const control = await post(validLead(direct, { ...overrides, social_security_number: '234567890', email: 'control@example.com' }));
+        const control = await post(
+          validLead(direct, { ...overrides, social_security_number: '234567890', email: 'control@example.com' }),
+        );
         expect(control.body.result).toBe('A');
-        expect((await api.post('/api/v1/lead-management/lists', { name: 'suppress', type, list: [item] })).status).toBe(201);
+        expect((await api.post('/api/v1/lead-management/lists', { name: 'suppress', type, list: [item] })).status).toBe(
+          201,
+        );
         const res = await post(validLead(direct, overrides));
         expect(res.body).toMatchObject({ status: 'OK', result: 'R', redirect_url: null, errors: null });
         expect(res.body.lead_id).toEqual(expect.any(Number));
@@ -134,36 +171,58 @@ describe('legacy lead post', () => {
       const accept = await post({ api_key: priceReject, price_reject_offer_id: offers[0]!.id });
       expect(accept.body).toMatchObject({ status: 'OK', result: 'A', errors: null, lead_id: pending.body.lead_id });
       expect(accept.body.redirect_url).toMatch(/\/redirect\/[0-9a-f]{32}$/);
-      expect((await post({ api_key: priceReject, price_reject_offer_id: offers[0]!.id })).body).toMatchObject({ status: 'ERROR', errors: ['Accepted price reject offer.'] });
-      expect((await post({ api_key: priceReject, price_reject_offer_id: offers[1]!.id })).body).toMatchObject({ status: 'ERROR', errors: ['Revoked price reject offer.'] });
+      expect((await post({ api_key: priceReject, price_reject_offer_id: offers[0]!.id })).body).toMatchObject({
+        status: 'ERROR',
+        errors: ['Accepted price reject offer.'],
+      });
+      expect((await post({ api_key: priceReject, price_reject_offer_id: offers[1]!.id })).body).toMatchObject({
+        status: 'ERROR',
+        errors: ['Revoked price reject offer.'],
+      });
     });
 
     it('refuses an unknown offer and an offer of another campaign as invalid', async () => {
-      expect((await post({ api_key: priceReject, price_reject_offer_id: 999 })).body).toMatchObject({ status: 'ERROR', errors: ['Invalid price reject offer.'] });
+      expect((await post({ api_key: priceReject, price_reject_offer_id: 999 })).body).toMatchObject({
+        status: 'ERROR',
+        errors: ['Invalid price reject offer.'],
+      });
     });
 
     it('refuses an expired offer', async () => {
       const pending = await post(validLead(priceReject));
       const [offer] = pending.body.price_reject.offers as { id: number; expires_in: number }[];
       await http(sb.baseUrl, 'POST', '/_sandbox/clock', { body: { advance_seconds: offer!.expires_in + 1 } });
-      expect((await post({ api_key: priceReject, price_reject_offer_id: offer!.id })).body).toMatchObject({ status: 'ERROR', errors: ['Expired price reject offer.'] });
+      expect((await post({ api_key: priceReject, price_reject_offer_id: offer!.id })).body).toMatchObject({
+        status: 'ERROR',
+        errors: ['Expired price reject offer.'],
+      });
     });
 
     it('refuses a follow-up on a campaign without price reject', async () => {
       const pending = await post(validLead(priceReject));
       const [offer] = pending.body.price_reject.offers as { id: number }[];
-      expect((await post({ api_key: direct, price_reject_offer_id: offer!.id })).body).toMatchObject({ status: 'ERROR', errors: ['Price reject not enabled for this campaign.'] });
+      expect((await post({ api_key: direct, price_reject_offer_id: offer!.id })).body).toMatchObject({
+        status: 'ERROR',
+        errors: ['Price reject not enabled for this campaign.'],
+      });
     });
 
     it('refuses a malformed follow-up with errors naming the fields', async () => {
       const res = await post({ api_key: priceReject, price_reject_offer_id: 'one', extra: 1 });
       expect(res.body.status).toBe('ERROR');
-      expect((res.body.errors as string[]).map((e) => e.split(':')[0]).sort()).toEqual(['extra', 'price_reject_offer_id']);
+      expect((res.body.errors as string[]).map((e) => e.split(':')[0]).sort()).toEqual([
+        'extra',
+        'price_reject_offer_id',
+      ]);
     });
 
     it('a suppressed lead gets R, not offers', async () => {
       const api = apiClient(sb.baseUrl, await getToken(sb));
-      await api.post('/api/v1/lead-management/lists', { name: 's', type: 'Social Security Numbers', list: ['123456789'] });
+      await api.post('/api/v1/lead-management/lists', {
+        name: 's',
+        type: 'Social Security Numbers',
+        list: ['123456789'],
+      });
       expect((await post(validLead(priceReject))).body).toMatchObject({ status: 'OK', result: 'R' });
     });
 

@@ -20,10 +20,21 @@ describe('lists', () => {
 
   for (const prefix of PREFIXES) {
     it(`creates (201), gets, and updates a list on ${prefix}; items are never returned`, async () => {
-      const created = await api.post(prefix, { name: 'Bad SSNs', type: 'Social Security Numbers', list: ['123456789', '234567890'] });
+      const created = await api.post(prefix, {
+        name: 'Bad SSNs',
+        type: 'Social Security Numbers',
+        list: ['123456789', '234567890'],
+      });
       expect(created.status).toBe(201);
       const list = created.body.data;
-      expect(list).toEqual({ id: expect.any(Number), name: 'Bad SSNs', type: 'Social Security Numbers', deleted_at: null, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/), updated_at: expect.any(String) });
+      expect(list).toEqual({
+        id: expect.any(Number),
+        name: 'Bad SSNs',
+        type: 'Social Security Numbers',
+        deleted_at: null,
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+        updated_at: expect.any(String),
+      });
       expect(created.text).not.toContain('123456789');
 
       const fetched = await api.get(`${prefix}/${list.id}`);
@@ -39,31 +50,63 @@ describe('lists', () => {
 
   it('update replaces the items (old items no longer match a lead)', async () => {
     const campaign = sb.campaigns.find((c) => !c.price_reject)!;
-    const created = await api.post(PREFIXES[0]!, { name: 'emails', type: 'Email Addresses', list: ['Replace.Me@Example.com'] });
+    const created = await api.post(PREFIXES[0]!, {
+      name: 'emails',
+      type: 'Email Addresses',
+      list: ['Replace.Me@Example.com'],
+    });
     const items = () => sb.stats().then((s) => s.list_items);
     const before = await items();
-    const rejected = await http(sb.baseUrl, 'POST', '/api/legacy', { body: validLead(campaign.api_key, { email: 'replace.me@example.com', social_security_number: '345678901', zip: '10001' }) });
+    const rejected = await http(sb.baseUrl, 'POST', '/api/legacy', {
+      body: validLead(campaign.api_key, {
+        email: 'replace.me@example.com',
+        social_security_number: '345678901',
+        zip: '10001',
+      }),
+    });
     expect(rejected.body.result).toBe('R');
-    await api.put(`${PREFIXES[0]}/${created.body.data.id}`, { name: 'emails', type: 'Email Addresses', list: ['other@example.com', 'third@example.com'] });
+    await api.put(`${PREFIXES[0]}/${created.body.data.id}`, {
+      name: 'emails',
+      type: 'Email Addresses',
+      list: ['other@example.com', 'third@example.com'],
+    });
     expect(await items()).toBe(before + 1);
-    const accepted = await http(sb.baseUrl, 'POST', '/api/legacy', { body: validLead(campaign.api_key, { email: 'replace.me@example.com', social_security_number: '345678902', zip: '10001' }) });
+    const accepted = await http(sb.baseUrl, 'POST', '/api/legacy', {
+      body: validLead(campaign.api_key, {
+        email: 'replace.me@example.com',
+        social_security_number: '345678902',
+        zip: '10001',
+      }),
+    });
     expect(accepted.body.result).toBe('A');
   });
 
   it('an archived list (admin endpoint) shows deleted_at and no longer suppresses leads', async () => {
     const campaign = sb.campaigns.find((c) => !c.price_reject)!;
-    const lead = validLead(campaign.api_key, { affiliate_id: 'ARCHIVE-ME', social_security_number: '456789012', zip: '10002', email: 'archive@example.com' });
+    const lead = validLead(campaign.api_key, {
+      affiliate_id: 'ARCHIVE-ME',
+      social_security_number: '456789012',
+      zip: '10002',
+      email: 'archive@example.com',
+    });
     const created = await api.post(PREFIXES[0]!, { name: 'affiliates', type: 'Affiliates', list: ['archive-me'] });
     expect((await http(sb.baseUrl, 'POST', '/api/legacy', { body: lead })).body.result).toBe('R');
     const archived = await http(sb.baseUrl, 'POST', `/_sandbox/lists/${created.body.data.id}/archive`);
     expect(archived.status).toBe(200);
     const fetched = await api.get(`${PREFIXES[0]}/${created.body.data.id}`);
     expect(fetched.body.data.deleted_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    expect((await http(sb.baseUrl, 'POST', '/api/legacy', { body: { ...lead, social_security_number: '456789013' } })).body.result).toBe('A');
+    expect(
+      (await http(sb.baseUrl, 'POST', '/api/legacy', { body: { ...lead, social_security_number: '456789013' } })).body
+        .result,
+    ).toBe('A');
   });
 
   it('answers 422 with one message per bad row naming the 1-based row and the reason', async () => {
-    const res = await api.post(PREFIXES[0]!, { name: 'x', type: 'Social Security Numbers', list: ['123456789', '12345678', '666123456', '123006789', '123450000', '912345678'] });
+    const res = await api.post(PREFIXES[0]!, {
+      name: 'x',
+      type: 'Social Security Numbers',
+      list: ['123456789', '12345678', '666123456', '123006789', '123450000', '912345678'],
+    });
     expect(res.status).toBe(422);
     expect(res.body.message).toBe('The given data was invalid.');
     expect(res.body.errors.list).toEqual([
@@ -103,7 +146,9 @@ describe('lists', () => {
       const get = await api.get(`${PREFIXES[0]}/${id}`);
       expect(get.status).toBe(404);
       expect(get.body).toEqual({ message: 'Not Found' });
-      expect((await api.put(`${PREFIXES[1]}/${id}`, { name: 'x', type: 'ZIP Codes', list: ['78701'] })).status).toBe(404);
+      expect((await api.put(`${PREFIXES[1]}/${id}`, { name: 'x', type: 'ZIP Codes', list: ['78701'] })).status).toBe(
+        404,
+      );
     }
   });
 });
@@ -148,8 +193,16 @@ describe('lists: the paginated list of lists', () => {
     ]);
 
     const second = await api.get(`${PREFIXES[0]}?page=2`);
-    expect(second.body).toMatchObject({ current_page: 2, from: 251, to: 260, next_page_url: null, prev_page_url: `${path}?page=1` });
-    expect(second.body.data.map((l: { name: string }) => l.name)).toEqual(Array.from({ length: 10 }, (_, i) => `List ${251 + i}`));
+    expect(second.body).toMatchObject({
+      current_page: 2,
+      from: 251,
+      to: 260,
+      next_page_url: null,
+      prev_page_url: `${path}?page=1`,
+    });
+    expect(second.body.data.map((l: { name: string }) => l.name)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `List ${251 + i}`),
+    );
     expect(second.body.links.at(-1)).toEqual({ url: null, label: 'Next &raquo;', active: false });
     expect(second.body.links[2]).toEqual({ url: `${path}?page=2`, label: '2', active: true });
 

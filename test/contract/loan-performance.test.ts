@@ -39,20 +39,35 @@ describe('loan performance', () => {
   afterAll(() => sb.stop());
 
   it('requires a bearer token', async () => {
-    const res = await http(sb.baseUrl, 'POST', '/api/v1/loan-performance/customers', { body: { customer_id: 'X', lead_loan: leadLoan('L') } });
+    const res = await http(sb.baseUrl, 'POST', '/api/v1/loan-performance/customers', {
+      body: { customer_id: 'X', lead_loan: leadLoan('L') },
+    });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ message: 'Unauthenticated.' });
   });
 
   describe('upsert customer', () => {
     it('creates (201) then updates (200) the customer and its lead loan, returning the stored object', async () => {
-      const created = await api.post('/api/v1/loan-performance/customers', { customer_id: 'CUST-1', lead_loan: leadLoan('LOAN-1', { loan_status: 'Approved' }) });
+      const created = await api.post('/api/v1/loan-performance/customers', {
+        customer_id: 'CUST-1',
+        lead_loan: leadLoan('LOAN-1', { loan_status: 'Approved' }),
+      });
       expect(created.status).toBe(201);
       expect(created.body.data).toMatchObject({
         customer_id: 'CUST-1',
-        lead_loan: { loan_id: 'LOAN-1', lead_id: 7, is_lead_loan: true, loan_amount: 50_000, loan_status: 'Approved', applied_at: '2024-01-05T10:00:00Z' },
+        lead_loan: {
+          loan_id: 'LOAN-1',
+          lead_id: 7,
+          is_lead_loan: true,
+          loan_amount: 50_000,
+          loan_status: 'Approved',
+          applied_at: '2024-01-05T10:00:00Z',
+        },
       });
-      const updated = await api.post('/api/v1/loan-performance/customers', { customer_id: 'CUST-1', lead_loan: leadLoan('LOAN-1', { loan_status: 'Originated' }) });
+      const updated = await api.post('/api/v1/loan-performance/customers', {
+        customer_id: 'CUST-1',
+        lead_loan: leadLoan('LOAN-1', { loan_status: 'Originated' }),
+      });
       expect(updated.status).toBe(200);
       expect(updated.body.data.lead_loan.loan_status).toBe('Originated');
       const stats = await sb.stats();
@@ -69,7 +84,14 @@ describe('loan performance', () => {
       expect(res.status).toBe(422);
       expect(res.body.message).toBe('The given data was invalid.');
       expect(Object.keys(res.body.errors).sort()).toEqual(
-        ['customer_id', 'extra', 'lead_loan.applied_at', 'lead_loan.lead_id', 'lead_loan.loan_amount', 'lead_loan.management_system_id'].sort(),
+        [
+          'customer_id',
+          'extra',
+          'lead_loan.applied_at',
+          'lead_loan.lead_id',
+          'lead_loan.loan_amount',
+          'lead_loan.management_system_id',
+        ].sort(),
       );
       for (const messages of Object.values(res.body.errors)) expect(messages).toEqual([expect.any(String)]);
     });
@@ -78,24 +100,55 @@ describe('loan performance', () => {
   describe('upsert loan', () => {
     it('creates and updates a loan of an existing customer; absent fields keep their stored values', async () => {
       await api.post('/api/v1/loan-performance/customers', { customer_id: 'CUST-2', lead_loan: leadLoan('LOAN-A') });
-      const body = { loan_id: 'LOAN-B', management_system_id: 2, loan_amount: 10_000, applied_at: '2024-03-01T09:00:00Z', esigned_at: '2024-03-01T09:30:00Z' };
+      const body = {
+        loan_id: 'LOAN-B',
+        management_system_id: 2,
+        loan_amount: 10_000,
+        applied_at: '2024-03-01T09:00:00Z',
+        esigned_at: '2024-03-01T09:30:00Z',
+      };
       const created = await api.post('/api/v1/loan-performance/customers/CUST-2/loans', body);
       expect(created.status).toBe(201);
-      expect(created.body.data).toMatchObject({ customer_id: 'CUST-2', loan_id: 'LOAN-B', management_system_id: 2, is_lead_loan: false, esigned_at: '2024-03-01T09:30:00Z' });
+      expect(created.body.data).toMatchObject({
+        customer_id: 'CUST-2',
+        loan_id: 'LOAN-B',
+        management_system_id: 2,
+        is_lead_loan: false,
+        esigned_at: '2024-03-01T09:30:00Z',
+      });
       const { esigned_at: _dropped, ...withoutEsign } = body;
-      const updated = await api.post('/api/v1/loan-performance/customers/CUST-2/loans', { ...withoutEsign, loan_status: 'Paid In Full', lead_id: 9 });
+      const updated = await api.post('/api/v1/loan-performance/customers/CUST-2/loans', {
+        ...withoutEsign,
+        loan_status: 'Paid In Full',
+        lead_id: 9,
+      });
       expect(updated.status).toBe(200);
-      expect(updated.body.data).toMatchObject({ loan_status: 'Paid In Full', lead_id: 9, management_system_id: 2, esigned_at: '2024-03-01T09:30:00Z' });
+      expect(updated.body.data).toMatchObject({
+        loan_status: 'Paid In Full',
+        lead_id: 9,
+        management_system_id: 2,
+        esigned_at: '2024-03-01T09:30:00Z',
+      });
     });
 
     it('answers 404 for an unknown customer', async () => {
-      const res = await api.post('/api/v1/loan-performance/customers/NO-SUCH/loans', { loan_id: 'L', lead_id: 1, loan_amount: 1, applied_at: '2024-03-01T09:00:00Z' });
+      const res = await api.post('/api/v1/loan-performance/customers/NO-SUCH/loans', {
+        loan_id: 'L',
+        lead_id: 1,
+        loan_amount: 1,
+        applied_at: '2024-03-01T09:00:00Z',
+      });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ message: 'Not Found' });
     });
 
     it('answers 422 when neither lead_id nor management_system_id is given, and for is_lead_loan', async () => {
-      const res = await api.post('/api/v1/loan-performance/customers/CUST-2/loans', { loan_id: 'L', loan_amount: 1, applied_at: '2024-03-01T09:00:00Z', is_lead_loan: true });
+      const res = await api.post('/api/v1/loan-performance/customers/CUST-2/loans', {
+        loan_id: 'L',
+        loan_amount: 1,
+        applied_at: '2024-03-01T09:00:00Z',
+        is_lead_loan: true,
+      });
       expect(res.status).toBe(422);
       expect(Object.keys(res.body.errors).sort()).toEqual(['is_lead_loan', 'lead_id', 'management_system_id']);
     });
@@ -104,11 +157,30 @@ describe('loan performance', () => {
   describe('upsert payment', () => {
     it('creates and updates a payment of an existing loan, bank fields included', async () => {
       await api.post('/api/v1/loan-performance/customers', { customer_id: 'CUST-3', lead_loan: leadLoan('LOAN-3') });
-      const body = { loan_id: 'LOAN-3', lead_id: 7, payment_id: 'PAY-1', payment_amount: 2500, payment_mode: 'Money Gram', bank_routing_number: '011000015', bank_account_number: '99887766' };
+      const body = {
+        loan_id: 'LOAN-3',
+        lead_id: 7,
+        payment_id: 'PAY-1',
+        payment_amount: 2500,
+        payment_mode: 'Money Gram',
+        bank_routing_number: '011000015',
+        bank_account_number: '99887766',
+      };
       const created = await api.post('/api/v1/loan-performance/customers/CUST-3/payments', body);
       expect(created.status).toBe(201);
-      expect(created.body.data).toMatchObject({ customer_id: 'CUST-3', loan_id: 'LOAN-3', payment_id: 'PAY-1', payment_mode: 'Money Gram', bank_account_number: '99887766' });
-      const updated = await api.post('/api/v1/loan-performance/customers/CUST-3/payments', { ...body, payment_status: 'Returned', return_code: 'R01', returned_at: '2024-02-07T00:00:00Z' });
+      expect(created.body.data).toMatchObject({
+        customer_id: 'CUST-3',
+        loan_id: 'LOAN-3',
+        payment_id: 'PAY-1',
+        payment_mode: 'Money Gram',
+        bank_account_number: '99887766',
+      });
+      const updated = await api.post('/api/v1/loan-performance/customers/CUST-3/payments', {
+        ...body,
+        payment_status: 'Returned',
+        return_code: 'R01',
+        returned_at: '2024-02-07T00:00:00Z',
+      });
       expect(updated.status).toBe(200);
       expect(updated.body.data).toMatchObject({ payment_status: 'Returned', return_code: 'R01', payment_amount: 2500 });
     });
@@ -116,13 +188,22 @@ describe('loan performance', () => {
     it('answers 404 for an unknown customer and for an unknown loan', async () => {
       const body = { loan_id: 'LOAN-3', lead_id: 7, payment_id: 'PAY-X' };
       expect((await api.post('/api/v1/loan-performance/customers/NO-SUCH/payments', body)).status).toBe(404);
-      const unknownLoan = await api.post('/api/v1/loan-performance/customers/CUST-3/payments', { ...body, loan_id: 'NO-LOAN' });
+      const unknownLoan = await api.post('/api/v1/loan-performance/customers/CUST-3/payments', {
+        ...body,
+        loan_id: 'NO-LOAN',
+      });
       expect(unknownLoan.status).toBe(404);
       expect(unknownLoan.body).toEqual({ message: 'Not Found' });
     });
 
     it('answers 422 for return_code without returned_at and fail_code without failed_at', async () => {
-      const res = await api.post('/api/v1/loan-performance/customers/CUST-3/payments', { loan_id: 'LOAN-3', lead_id: 7, payment_id: 'P', return_code: 'R01', fail_code: 'X' });
+      const res = await api.post('/api/v1/loan-performance/customers/CUST-3/payments', {
+        loan_id: 'LOAN-3',
+        lead_id: 7,
+        payment_id: 'P',
+        return_code: 'R01',
+        fail_code: 'X',
+      });
       expect(res.status).toBe(422);
       expect(res.body.errors.returned_at).toEqual([expect.stringContaining('return_code')]);
       expect(res.body.errors.failed_at).toEqual([expect.stringContaining('fail_code')]);
@@ -137,7 +218,11 @@ describe('loan performance', () => {
           {
             customer_id: 'B-1',
             loans: [
-              batchLoan('B-1-L1', [batchPayment('P1'), batchPayment('P2'), batchPayment('P3', { payment_at: 'yesterday' })]),
+              batchLoan('B-1-L1', [
+                batchPayment('P1'),
+                batchPayment('P2'),
+                batchPayment('P3', { payment_at: 'yesterday' }),
+              ]),
               batchLoan('B-1-L2', [batchPayment('P1')], { lead_id: undefined }),
             ],
           },
@@ -166,8 +251,14 @@ describe('loan performance', () => {
     });
 
     it('upserts: sending the same batch again changes no counts', async () => {
-      const batch = { customers: [{ customer_id: 'R-1', loans: [batchLoan('R-1-L1', [batchPayment('P1'), batchPayment('P2')])] }] };
-      expect((await api.post('/api/v1/loan-performance/batches/customers', batch)).body.data.accepted).toEqual({ customers: 1, loans: 1, payments: 2 });
+      const batch = {
+        customers: [{ customer_id: 'R-1', loans: [batchLoan('R-1-L1', [batchPayment('P1'), batchPayment('P2')])] }],
+      };
+      expect((await api.post('/api/v1/loan-performance/batches/customers', batch)).body.data.accepted).toEqual({
+        customers: 1,
+        loans: 1,
+        payments: 2,
+      });
       const before = await sb.stats();
       const again = await api.post('/api/v1/loan-performance/batches/customers', batch);
       expect(again.body.data).toEqual({ accepted: { customers: 1, loans: 1, payments: 2 }, skipped: [] });
@@ -177,7 +268,10 @@ describe('loan performance', () => {
 
     it('answers 422 and stores nothing for more than 1000 customers', async () => {
       const before = await sb.stats();
-      const customers = Array.from({ length: 1001 }, (_, i) => ({ customer_id: `BIG-${i}`, loans: [batchLoan('L', [batchPayment('P')])] }));
+      const customers = Array.from({ length: 1001 }, (_, i) => ({
+        customer_id: `BIG-${i}`,
+        loans: [batchLoan('L', [batchPayment('P')])],
+      }));
       const res = await api.post('/api/v1/loan-performance/batches/customers', { customers });
       expect(res.status).toBe(422);
       expect(res.body.message).toBe('The given data was invalid.');
@@ -188,7 +282,10 @@ describe('loan performance', () => {
     });
 
     it('accepts exactly 1000 customers', async () => {
-      const customers = Array.from({ length: 1000 }, (_, i) => ({ customer_id: `MAX-${i}`, loans: [batchLoan('L', [batchPayment('P')])] }));
+      const customers = Array.from({ length: 1000 }, (_, i) => ({
+        customer_id: `MAX-${i}`,
+        loans: [batchLoan('L', [batchPayment('P')])],
+      }));
       const res = await api.post('/api/v1/loan-performance/batches/customers', { customers });
       expect(res.status).toBe(200);
       expect(res.body.data.accepted).toEqual({ customers: 1000, loans: 1000, payments: 1000 });

@@ -91,11 +91,21 @@ describe('POST /oauth/token', () => {
 
   it('answers 400 invalid_scope when the request names a scope', async () => {
     const res = await http(sb.baseUrl, 'POST', '/oauth/token', {
-      body: form({ grant_type: 'client_credentials', client_id: sb.clientId, client_secret: sb.clientSecret, scope: 'dry-run' }),
+      body: form({
+        grant_type: 'client_credentials',
+        client_id: sb.clientId,
+        client_secret: sb.clientSecret,
+        scope: 'dry-run',
+      }),
       headers: formHeaders,
     });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ error: 'invalid_scope', error_description: expect.any(String), hint: expect.stringContaining('dry-run'), message: expect.any(String) });
+    expect(res.body).toMatchObject({
+      error: 'invalid_scope',
+      error_description: expect.any(String),
+      hint: expect.stringContaining('dry-run'),
+      message: expect.any(String),
+    });
   });
 });
 
@@ -144,7 +154,11 @@ describe('bearer tokens on /api/v1', () => {
       });
       expect(oldSecret.status).toBe(401);
       const afterRotation = await http(sb.baseUrl, 'POST', '/oauth/token', {
-        body: form({ grant_type: 'client_credentials', client_id: sb.clientId, client_secret: rotated.body.client_secret }),
+        body: form({
+          grant_type: 'client_credentials',
+          client_id: sb.clientId,
+          client_secret: rotated.body.client_secret,
+        }),
         headers: formHeaders,
       });
       expect(afterRotation.status).toBe(200);

@@ -5,7 +5,11 @@ import type { TestSandbox } from '../helpers/sandbox.js';
 import { apiClient, getToken, http } from './support.js';
 
 /** A raw POST whose body may exceed what fetch would buffer comfortably. */
-function rawPost(url: string, body: Buffer, headers: Record<string, string | number>): Promise<{ status: number; body: any }> {
+function rawPost(
+  url: string,
+  body: Buffer,
+  headers: Record<string, string | number>,
+): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: 'POST', headers: { ...headers, 'content-length': body.length } }, (res) => {
       let text = '';
@@ -47,7 +51,16 @@ describe('GET /_sandbox/stats', () => {
       await api.get('/api/v1/resources/management-systems');
       await api.get('/api/v1/lead-management/lists/42');
       const stats = await sb.stats();
-      expect(stats).toMatchObject({ customers: 0, loans: 0, payments: 0, lists: 0, list_items: 0, leads: 0, offers: 0, tokens: 1 });
+      expect(stats).toMatchObject({
+        customers: 0,
+        loans: 0,
+        payments: 0,
+        lists: 0,
+        list_items: 0,
+        leads: 0,
+        offers: 0,
+        tokens: 1,
+      });
       expect(stats.requests.by_route).toMatchObject({
         'POST /oauth/token': 1,
         'GET /api/v1/resources/management-systems': 1,
@@ -84,7 +97,11 @@ describe('errors and limits of the HTTP layer', () => {
 
   it('answers 400 with a message for malformed or empty JSON, and keeps serving', async () => {
     for (const body of ['{"customer_id": "A",', '']) {
-      const res = await fetch(`${sb.baseUrl}/api/v1/loan-performance/customers`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body });
+      const res = await fetch(`${sb.baseUrl}/api/v1/loan-performance/customers`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body,
+      });
       expect(res.status).toBe(400);
       expect(((await res.json()) as { message: string }).message).toMatch(/JSON/);
     }
@@ -92,23 +109,35 @@ describe('errors and limits of the HTTP layer', () => {
   });
 
   it('answers 415 for a body that is not JSON', async () => {
-    const res = await http(sb.baseUrl, 'POST', '/api/v1/lead-processing/dry-run', { token, body: 'email=a@example.com', headers: { 'Content-Type': 'text/csv' } });
+    const res = await http(sb.baseUrl, 'POST', '/api/v1/lead-processing/dry-run', {
+      token,
+      body: 'email=a@example.com',
+      headers: { 'Content-Type': 'text/csv' },
+    });
     expect(res.status).toBe(415);
     expect(res.body.message).toContain('text/csv');
   });
 
   it('answers 413 as JSON for a body over 50 MB, and accepts one just under', async () => {
-    const over = await rawPost(`${sb.baseUrl}/api/v1/loan-performance/batches/customers`, Buffer.alloc(50 * 1024 * 1024 + 1, 0x20), {
-      'content-type': 'application/json',
-      authorization: `Bearer ${token}`,
-    });
+    const over = await rawPost(
+      `${sb.baseUrl}/api/v1/loan-performance/batches/customers`,
+      Buffer.alloc(50 * 1024 * 1024 + 1, 0x20),
+      {
+        'content-type': 'application/json',
+        authorization: `Bearer ${token}`,
+      },
+    );
     expect(over.status).toBe(413);
     expect(over.body.message).toContain('50 MB');
     const padding = ' '.repeat(50 * 1024 * 1024 - 100);
-    const under = await rawPost(`${sb.baseUrl}/api/v1/lead-processing/dry-run`, Buffer.from(`{"email": "a@example.com"${padding}}`), {
-      'content-type': 'application/json',
-      authorization: `Bearer ${token}`,
-    });
+    const under = await rawPost(
+      `${sb.baseUrl}/api/v1/lead-processing/dry-run`,
+      Buffer.from(`{"email": "a@example.com"${padding}}`),
+      {
+        'content-type': 'application/json',
+        authorization: `Bearer ${token}`,
+      },
+    );
     expect(under.status).toBe(200);
   });
 });

@@ -17,7 +17,11 @@ describe('the sandbox store', () => {
     let listId: number;
     try {
       token = await getToken(first);
-      const created = await apiClient(first.baseUrl, token).post('/api/v1/lead-management/lists', { name: 'kept', type: 'ZIP Codes', list: ['78701'] });
+      const created = await apiClient(first.baseUrl, token).post('/api/v1/lead-management/lists', {
+        name: 'kept',
+        type: 'ZIP Codes',
+        list: ['78701'],
+      });
       listId = created.body.data.id;
     } finally {
       await first.stop();

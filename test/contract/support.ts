@@ -36,7 +36,11 @@ export async function getToken(sb: Pick<TestSandbox, 'baseUrl' | 'clientId' | 'c
   const res = await fetch(`${sb.baseUrl}/oauth/token`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: sb.clientId, client_secret: sb.clientSecret }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: sb.clientId,
+      client_secret: sb.clientSecret,
+    }).toString(),
   });
   if (res.status !== 200) throw new Error(`token request answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as { access_token: string }).access_token;
@@ -46,8 +50,10 @@ export async function getToken(sb: Pick<TestSandbox, 'baseUrl' | 'clientId' | 'c
 export function apiClient(baseUrl: string, token: string) {
   return {
     get: <T = any>(path: string, headers?: Record<string, string>) => http<T>(baseUrl, 'GET', path, { token, headers }),
-    post: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) => http<T>(baseUrl, 'POST', path, { token, body, headers }),
-    put: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) => http<T>(baseUrl, 'PUT', path, { token, body, headers }),
+    post: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) =>
+      http<T>(baseUrl, 'POST', path, { token, body, headers }),
+    put: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) =>
+      http<T>(baseUrl, 'PUT', path, { token, body, headers }),
   };
 }
 
@@ -87,7 +93,15 @@ export function validLead(apiKey: string, overrides: Record<string, unknown> = {
         months_at_job: 12,
       },
     ],
-    bank_accounts: [{ is_primary: 1, bank_routing_number: '011000015', bank_account_number: '123456789012', bank_account_type: 1, months_at_bank: 24 }],
+    bank_accounts: [
+      {
+        is_primary: 1,
+        bank_routing_number: '011000015',
+        bank_account_number: '123456789012',
+        bank_account_type: 1,
+        months_at_bank: 24,
+      },
+    ],
     ...overrides,
   };
 }

@@ -30,7 +30,10 @@ describe('docs/commands (generated from the commander definitions)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'leadctl-pages-'));
     temps.push(dir);
     cpSync(PAGES_DIR, dir, { recursive: true });
-    writeFileSync(join(dir, 'auth.md'), readFileSync(join(dir, 'auth.md'), 'utf8').replace('--client-id', '--client-identifier'));
+    writeFileSync(
+      join(dir, 'auth.md'),
+      readFileSync(join(dir, 'auth.md'), 'utf8').replace('--client-id', '--client-identifier'),
+    );
     rmSync(join(dir, 'demo.md'));
     writeFileSync(join(dir, 'gone.md'), '# leadctl gone\n');
     expect((await stalePages(dir)).sort()).toEqual(['auth.md', 'demo.md', 'gone.md']);

@@ -72,9 +72,16 @@ function visible(cmd: HelpCommand): HelpCommand[] {
 function helpOf(cmd: HelpCommand, take: () => string): string {
   cmd.configureOutput({ getOutHelpWidth: () => HELP_WIDTH, getOutHasColors: () => false });
   cmd.outputHelp();
-  const text = take().replace(/[ \t]+$/gm, '').trimEnd();
+  const text = take()
+    .replace(/[ \t]+$/gm, '')
+    .trimEnd();
   // Every command's help lists the global options; the pages show them once, on the index.
-  return cmd.parent ? text.replace(/\n\nGlobal Options:\n(?: {2}.*\n?)+/, '\n\nGlobal Options: those of `leadctl --help` (docs/commands/README.md)\n') : text;
+  return cmd.parent
+    ? text.replace(
+        /\n\nGlobal Options:\n(?: {2}.*\n?)+/,
+        '\n\nGlobal Options: those of `leadctl --help` (docs/commands/README.md)\n',
+      )
+    : text;
 }
 
 function section(cmd: HelpCommand, take: () => string, level: string): string[] {
@@ -121,7 +128,8 @@ export async function stalePages(dir = PAGES_DIR): Promise<string[]> {
     const path = join(dir, name);
     if (!existsSync(path) || readFileSync(path, 'utf8') !== content) stale.push(name);
   }
-  if (existsSync(dir)) for (const name of readdirSync(dir)) if (name.endsWith('.md') && !pages.has(name)) stale.push(name);
+  if (existsSync(dir))
+    for (const name of readdirSync(dir)) if (name.endsWith('.md') && !pages.has(name)) stale.push(name);
   return stale;
 }
 
@@ -161,7 +169,9 @@ export function renderEmbeds(docsDir = join(ROOT, 'docs')): Map<string, string> 
 }
 
 export function staleEmbeds(docsDir = join(ROOT, 'docs')): string[] {
-  return [...renderEmbeds(docsDir)].filter(([name, content]) => readFileSync(join(docsDir, name), 'utf8') !== content).map(([name]) => name);
+  return [...renderEmbeds(docsDir)]
+    .filter(([name, content]) => readFileSync(join(docsDir, name), 'utf8') !== content)
+    .map(([name]) => name);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {

@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  chmodSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -47,7 +56,12 @@ async function setup(extra: string[] = [], settings: Record<string, string> = {}
     ...settings,
   };
   const conf = join(root, 'nightly.conf');
-  writeFileSync(conf, Object.entries(values).map(([k, v]) => `${k}='${v}'`).join('\n') + '\n');
+  writeFileSync(
+    conf,
+    Object.entries(values)
+      .map(([k, v]) => `${k}='${v}'`)
+      .join('\n') + '\n',
+  );
   return { root, home, logDir: join(root, 'log'), conf, alerts };
 }
 
@@ -60,9 +74,13 @@ async function startSandbox(args: string[], home: string): Promise<void> {
 /** The script as cron runs it: `env -i PATH=/usr/bin:/bin HOME=…`, plus the settings file's path. */
 function runAsCron(s: Setup, args: string[] = [DAY]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('/usr/bin/env', ['-i', 'PATH=/usr/bin:/bin', `HOME=${s.home}`, `LEADCTL_NIGHTLY_CONF=${s.conf}`, SCRIPT, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      '/usr/bin/env',
+      ['-i', 'PATH=/usr/bin:/bin', `HOME=${s.home}`, `LEADCTL_NIGHTLY_CONF=${s.conf}`, SCRIPT, ...args],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.stdout.resume();
@@ -73,13 +91,17 @@ function runAsCron(s: Setup, args: string[] = [DAY]): Promise<{ code: number | n
 
 const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
 
-describe('docs/cron/leadctl-nightly.sh under cron\'s bare environment', () => {
+describe("docs/cron/leadctl-nightly.sh under cron's bare environment", () => {
   it('pushes with the saved profile, logs, keeps the summary and rejects, and alerts on exit 4', async () => {
     const s = await setup();
     const run = await runAsCron(s);
     const log = read(join(s.logDir, `nightly-${DAY}.log`));
     expect(run.code, log).toBe(4);
-    expect(JSON.parse(read(join(s.logDir, `summary-${DAY}.json`)))).toMatchObject({ status: 'completed_with_rejects', exit_code: 4, customers: { accepted: 9 } });
+    expect(JSON.parse(read(join(s.logDir, `summary-${DAY}.json`)))).toMatchObject({
+      status: 'completed_with_rejects',
+      exit_code: 4,
+      customers: { accepted: 9 },
+    });
     expect(read(join(s.logDir, `rejects-${DAY}.csv`))).toMatch(/^source_file,row,/);
     expect(log).toMatch(/try 1 of 4: .*customers batch/);
     expect(log).toMatch(/request 1 accepted/);
@@ -91,7 +113,10 @@ describe('docs/cron/leadctl-nightly.sh under cron\'s bare environment', () => {
   it('retries a service that stays unavailable a bounded number of times with --resume, then alerts (exit 5)', async () => {
     const s = await setup(['--fail-rate', '1'], { MAX_TRIES: '2' });
     // leadctl's own retries, made quick for the test.
-    writeFileSync(s.conf, read(s.conf) + 'export LEADCTL_RETRY_ATTEMPTS=1 LEADCTL_RETRY_BASE_MS=1 LEADCTL_RETRY_MAX_DELAY_MS=1\n');
+    writeFileSync(
+      s.conf,
+      read(s.conf) + 'export LEADCTL_RETRY_ATTEMPTS=1 LEADCTL_RETRY_BASE_MS=1 LEADCTL_RETRY_MAX_DELAY_MS=1\n',
+    );
     const run = await runAsCron(s);
     const log = read(join(s.logDir, `nightly-${DAY}.log`));
     expect(run.code, log).toBe(5);
@@ -105,7 +130,10 @@ describe('docs/cron/leadctl-nightly.sh under cron\'s bare environment', () => {
     const s = await setup();
     mkdirSync(s.logDir, { recursive: true });
     // Its own process group, so that flock and the sleep it runs are both stopped.
-    const holder = spawn('/usr/bin/flock', [join(s.logDir, 'nightly.lock'), '/bin/sleep', '60'], { stdio: 'ignore', detached: true });
+    const holder = spawn('/usr/bin/flock', [join(s.logDir, 'nightly.lock'), '/bin/sleep', '60'], {
+      stdio: 'ignore',
+      detached: true,
+    });
     const gone = new Promise<void>((resolve) => holder.once('exit', () => resolve()));
     cleanups.push(async () => {
       process.kill(-holder.pid!, 'SIGTERM');

@@ -17,7 +17,14 @@ function anchors(markdown: string): Set<string> {
   for (const line of markdown.split('\n')) {
     if (line.startsWith('```')) fence = !fence;
     const m = !fence && /^#{1,6} (.*)$/.exec(line);
-    if (m) found.add(m[1]!.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-'));
+    if (m)
+      found.add(
+        m[1]!
+          .trim()
+          .toLowerCase()
+          .replace(/[^\w\- ]/g, '')
+          .replace(/ /g, '-'),
+      );
   }
   return found;
 }
@@ -35,15 +42,19 @@ describe('links in README.md and docs/', () => {
     expect(files.length).toBeGreaterThan(10);
   });
 
-  it.each(files.map((f) => [relative(ROOT, f), f]))('%s: every relative link names a file (and heading) that exists', (_name, file) => {
-    const text = readFileSync(file, 'utf8');
-    const broken: string[] = [];
-    for (const link of relativeLinks(text)) {
-      const [path, anchor] = link.split('#') as [string, string | undefined];
-      const target = path === '' ? file : resolve(dirname(file), decodeURIComponent(path));
-      if (!existsSync(target)) broken.push(`${link} (no such file)`);
-      else if (anchor && target.endsWith('.md') && !anchors(readFileSync(target, 'utf8')).has(anchor)) broken.push(`${link} (no such heading)`);
-    }
-    expect(broken).toEqual([]);
-  });
+  it.each(files.map((f) => [relative(ROOT, f), f]))(
+    '%s: every relative link names a file (and heading) that exists',
+    (_name, file) => {
+      const text = readFileSync(file, 'utf8');
+      const broken: string[] = [];
+      for (const link of relativeLinks(text)) {
+        const [path, anchor] = link.split('#') as [string, string | undefined];
+        const target = path === '' ? file : resolve(dirname(file), decodeURIComponent(path));
+        if (!existsSync(target)) broken.push(`${link} (no such file)`);
+        else if (anchor && target.endsWith('.md') && !anchors(readFileSync(target, 'utf8')).has(anchor))
+          broken.push(`${link} (no such heading)`);
+      }
+      expect(broken).toEqual([]);
+    },
+  );
 });

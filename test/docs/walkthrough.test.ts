@@ -1,7 +1,16 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { README, runTranscripts, runWalkthrough, transcriptBlocks, transcriptPages, transcriptProblems, walkthroughBlocks, type Walkthrough } from './walkthrough.js';
+import {
+  README,
+  runTranscripts,
+  runWalkthrough,
+  transcriptBlocks,
+  transcriptPages,
+  transcriptProblems,
+  walkthroughBlocks,
+  type Walkthrough,
+} from './walkthrough.js';
 
 function alive(pid: number): boolean {
   try {
@@ -14,7 +23,21 @@ function alive(pid: number): boolean {
 
 describe('the README walkthrough', () => {
   it('reads the marked blocks, in order, with the exit code each is meant to end with', () => {
-    const blocks = walkthroughBlocks(['text', '```sh walkthrough', 'a', 'b', '```', '```sh', 'not this', '```', '```sh walkthrough exit=4', 'c', '```'].join('\n'));
+    const blocks = walkthroughBlocks(
+      [
+        'text',
+        '```sh walkthrough',
+        'a',
+        'b',
+        '```',
+        '```sh',
+        'not this',
+        '```',
+        '```sh walkthrough exit=4',
+        'c',
+        '```',
+      ].join('\n'),
+    );
     expect(blocks).toEqual([
       { line: 2, code: 'a\nb', expectExit: 0 },
       { line: 9, code: 'c', expectExit: 4 },
@@ -28,7 +51,11 @@ describe('the README walkthrough', () => {
     let w: Walkthrough | undefined;
     try {
       w = await runWalkthrough({ keep: true });
-      const ends = w.results.map((r) => ({ line: r.block.line, exit: r.exitCode, output: r.exitCode === r.block.expectExit ? '' : r.output }));
+      const ends = w.results.map((r) => ({
+        line: r.block.line,
+        exit: r.exitCode,
+        output: r.exitCode === r.block.expectExit ? '' : r.output,
+      }));
       expect(ends).toEqual(blocks.map((b) => ({ line: b.line, exit: b.expectExit, output: '' })));
       // The walkthrough starts a sandbox in the background; it must be gone once the run is over.
       const vars = readFileSync(join(w.root, 'state', 'vars'), 'utf8');
@@ -47,7 +74,26 @@ describe('the README walkthrough', () => {
     const dir = mkdtempSync(join(tmpdir(), 'leadctl-wt-'));
     try {
       const readme = join(dir, 'README.md');
-      writeFileSync(readme, ['```sh walkthrough', 'sleep 300 &', 'SLEEPER=$!', 'export GREETING=hello', '```', '```sh walkthrough', 'test "$GREETING" = hello', 'leadctl --version', 'false', 'echo unreachable', '```', '```sh walkthrough', 'echo never', '```', ''].join('\n'));
+      writeFileSync(
+        readme,
+        [
+          '```sh walkthrough',
+          'sleep 300 &',
+          'SLEEPER=$!',
+          'export GREETING=hello',
+          '```',
+          '```sh walkthrough',
+          'test "$GREETING" = hello',
+          'leadctl --version',
+          'false',
+          'echo unreachable',
+          '```',
+          '```sh walkthrough',
+          'echo never',
+          '```',
+          '',
+        ].join('\n'),
+      );
       const w = await runWalkthrough({ readme, keep: true });
       try {
         expect(w.results.map((r) => r.exitCode)).toEqual([0, 1]);
@@ -66,7 +112,9 @@ describe('the README walkthrough', () => {
 
 describe('the transcripts in docs/ (```console run)', () => {
   it('reads commands and the output shown under each, and finds what a run contradicts', () => {
-    const [block] = transcriptBlocks(['```console run', '$ leadctl x', 'out 1', 'out 2', '$ echo $?', '4', '$ leadctl y', '```'].join('\n'));
+    const [block] = transcriptBlocks(
+      ['```console run', '$ leadctl x', 'out 1', 'out 2', '$ echo $?', '4', '$ leadctl y', '```'].join('\n'),
+    );
     expect(block!.commands).toEqual([
       { command: 'leadctl x', shown: 'out 1\nout 2' },
       { command: 'echo $?', shown: '4' },
@@ -88,8 +136,12 @@ describe('the transcripts in docs/ (```console run)', () => {
     expect(transcriptPages().length).toBeGreaterThanOrEqual(3);
   });
 
-  it.each(transcriptPages().map((p) => [p.slice(p.lastIndexOf('docs/')), p]))('%s: every command ends as the page shows', async (_name, page) => {
-    const { problems } = await runTranscripts(page);
-    expect(problems).toEqual([]);
-  }, 120_000);
+  it.each(transcriptPages().map((p) => [p.slice(p.lastIndexOf('docs/')), p]))(
+    '%s: every command ends as the page shows',
+    async (_name, page) => {
+      const { problems } = await runTranscripts(page);
+      expect(problems).toEqual([]);
+    },
+    120_000,
+  );
 });

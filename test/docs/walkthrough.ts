@@ -14,7 +14,17 @@
  * Self-contained (node builtins only) so that Node runs it directly, types stripped.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -93,14 +103,20 @@ export function transcriptBlocks(markdown: string): TranscriptBlock[] {
     for (i++; i < lines.length && lines[i] !== '```'; i++) {
       const line = lines[i]!;
       if (line.startsWith('$ ')) commands.push({ command: line.slice(2), shown: '' });
-      else if (commands.length > 0) commands[commands.length - 1]!.shown += (commands[commands.length - 1]!.shown ? '\n' : '') + line;
+      else if (commands.length > 0)
+        commands[commands.length - 1]!.shown += (commands[commands.length - 1]!.shown ? '\n' : '') + line;
       else throw new Error(`line ${i + 1}: a console run block must start with a $ command`);
     }
     if (i >= lines.length) throw new Error(`line ${start + 1}: console run block is not closed`);
     // The exit code of each command is kept for the next one (`echo $?`) after the marker is printed.
     const code =
       '__rc=0\n' +
-      commands.map((c, n) => `printf '${MARK}CMD ${n}\\n'; (exit $__rc)\n${c.command}\n__rc=$?; printf '\\n${MARK}RC %d\\n' "$__rc"`).join('\n');
+      commands
+        .map(
+          (c, n) =>
+            `printf '${MARK}CMD ${n}\\n'; (exit $__rc)\n${c.command}\n__rc=$?; printf '\\n${MARK}RC %d\\n' "$__rc"`,
+        )
+        .join('\n');
     blocks.push({ line: start + 1, code, expectExit: -1, commands });
   }
   return blocks;
@@ -124,11 +140,16 @@ export function transcriptProblems(result: BlockResult): string[] {
   const block = result.block as TranscriptBlock;
   const ran = result.commands ?? [];
   const problems: string[] = [];
-  if (ran.length !== block.commands.length) problems.push(`line ${block.line}: ${ran.length} of ${block.commands.length} commands ran:\n${result.output}`);
+  if (ran.length !== block.commands.length)
+    problems.push(`line ${block.line}: ${ran.length} of ${block.commands.length} commands ran:\n${result.output}`);
   ran.forEach((r, i) => {
     const next = block.commands[i + 1];
-    if (r.command === 'echo $?' && r.output.trim() !== r.shown.trim()) problems.push(`line ${block.line}: \`${block.commands[i - 1]?.command}\` exited ${r.output.trim()}, the page shows ${r.shown.trim()}`);
-    if (r.exitCode !== 0 && next?.command !== 'echo $?') problems.push(`line ${block.line}: \`${r.command}\` exited ${r.exitCode}:\n${r.output}`);
+    if (r.command === 'echo $?' && r.output.trim() !== r.shown.trim())
+      problems.push(
+        `line ${block.line}: \`${block.commands[i - 1]?.command}\` exited ${r.output.trim()}, the page shows ${r.shown.trim()}`,
+      );
+    if (r.exitCode !== 0 && next?.command !== 'echo $?')
+      problems.push(`line ${block.line}: \`${r.command}\` exited ${r.exitCode}:\n${r.output}`);
   });
   return problems;
 }
@@ -171,7 +192,12 @@ function runBlock(block: Block, root: string, env: Record<string, string>, group
   writeFileSync(script, PROLOGUE + (transcript ? 'set -o pipefail\n' : 'set -eo pipefail\n') + block.code + '\n');
   return new Promise((resolveBlock, reject) => {
     // Its own process group: whatever the block leaves running in the background is found and stopped at the end.
-    const child = spawn('bash', [script, join(root, 'state')], { env, cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', [script, join(root, 'state')], {
+      env,
+      cwd: root,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     if (child.pid !== undefined) groups.push(child.pid);
     let output = '';
     child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));
@@ -182,7 +208,11 @@ function runBlock(block: Block, root: string, env: Record<string, string>, group
       clearTimeout(timer);
       // A background process that kept the pipes open must not hold the walkthrough up.
       const done = () =>
-        resolveBlock(transcript ? { block, exitCode, signal, output, commands: splitTranscript(block as TranscriptBlock, output) } : { block, exitCode, signal, output });
+        resolveBlock(
+          transcript
+            ? { block, exitCode, signal, output, commands: splitTranscript(block as TranscriptBlock, output) }
+            : { block, exitCode, signal, output },
+        );
       const grace = setTimeout(done, 500);
       child.once('close', () => {
         clearTimeout(grace);
@@ -267,7 +297,8 @@ export async function runWalkthrough(options: RunOptions = {}): Promise<Walkthro
   try {
     if (options.prelude) {
       const ready = await runBlock({ line: 0, code: options.prelude, expectExit: 0 }, root, env, groups);
-      if (ready.exitCode !== 0) throw new Error(`the prelude failed (${ready.exitCode ?? ready.signal}):\n${ready.output}`);
+      if (ready.exitCode !== 0)
+        throw new Error(`the prelude failed (${ready.exitCode ?? ready.signal}):\n${ready.output}`);
     }
     for (const block of blocks) {
       const result = await runBlock(block, root, env, groups);
@@ -283,7 +314,12 @@ export async function runWalkthrough(options: RunOptions = {}): Promise<Walkthro
 }
 
 /** What the reader would see, without this run's secrets, port and temporary folders. */
-export function displayed(output: string, w: Walkthrough, secrets: Record<string, string>, shownWorkDir = SHOWN_WORK_DIR): string {
+export function displayed(
+  output: string,
+  w: Walkthrough,
+  secrets: Record<string, string>,
+  shownWorkDir = SHOWN_WORK_DIR,
+): string {
   let text = output;
   for (const [value, placeholder] of Object.entries(secrets)) if (value) text = text.split(value).join(placeholder);
   return text
@@ -325,7 +361,9 @@ export function transcriptPages(): string[] {
 }
 
 /** Runs a page's transcripts, in order, after SANDBOX_PRELUDE; returns the page with fresh outputs and any problems. */
-export async function runTranscripts(page: string): Promise<{ results: BlockResult[]; problems: string[]; rewritten: string }> {
+export async function runTranscripts(
+  page: string,
+): Promise<{ results: BlockResult[]; problems: string[]; rewritten: string }> {
   const markdown = readFileSync(page, 'utf8');
   const blocks = transcriptBlocks(markdown);
   const w = await runWalkthrough({ blocks, prelude: SANDBOX_PRELUDE, keep: true });
@@ -353,7 +391,9 @@ function secretsOf(w: Walkthrough): Record<string, string> {
   const secrets: Record<string, string> = {};
   const config = join(w.env.LEADCTL_CONFIG_DIR!, 'config.json');
   if (existsSync(config)) {
-    const data = JSON.parse(readFileSync(config, 'utf8')) as { profiles?: Record<string, { client_id?: string; client_secret?: string }> };
+    const data = JSON.parse(readFileSync(config, 'utf8')) as {
+      profiles?: Record<string, { client_id?: string; client_secret?: string }>;
+    };
     for (const p of Object.values(data.profiles ?? {})) {
       if (p.client_secret) secrets[p.client_secret] = '<client secret>';
       if (p.client_id) secrets[p.client_id] = '<client id>';
@@ -370,12 +410,18 @@ function secretsOf(w: Walkthrough): Record<string, string> {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const write = process.argv.includes('--write');
-  const w = await runWalkthrough({ keep: true, onBlock: (r) => process.stdout.write(`--- README.md line ${r.block.line}: exit ${r.exitCode ?? r.signal}\n${r.output}`) });
+  const w = await runWalkthrough({
+    keep: true,
+    onBlock: (r) =>
+      process.stdout.write(`--- README.md line ${r.block.line}: exit ${r.exitCode ?? r.signal}\n${r.output}`),
+  });
   const secrets = secretsOf(w);
   rmSync(w.root, { recursive: true, force: true });
   const failed = w.results.find((r) => r.exitCode !== r.block.expectExit);
   if (failed) {
-    process.stderr.write(`README.md line ${failed.block.line}: the block exited ${failed.exitCode ?? failed.signal}, the README expects ${failed.block.expectExit}\n`);
+    process.stderr.write(
+      `README.md line ${failed.block.line}: the block exited ${failed.exitCode ?? failed.signal}, the README expects ${failed.block.expectExit}\n`,
+    );
     process.exitCode = 1;
   } else if (write) {
     const outputs = new Map(w.results.map((r) => [r.block.line, displayed(r.output, w, secrets)]));

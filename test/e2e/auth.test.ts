@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +17,20 @@ function leadctl(args: string[], dir: string, options: { env?: Record<string, st
 }
 
 function login(sandbox: TestSandbox, dir: string, extra: string[] = [], secret = sandbox.clientSecret) {
-  return leadctl(['--base-url', sandbox.baseUrl, 'auth', 'login', '--client-id', sandbox.clientId, '--client-secret-stdin', ...extra], dir, { input: secret + '\n' });
+  return leadctl(
+    [
+      '--base-url',
+      sandbox.baseUrl,
+      'auth',
+      'login',
+      '--client-id',
+      sandbox.clientId,
+      '--client-secret-stdin',
+      ...extra,
+    ],
+    dir,
+    { input: secret + '\n' },
+  );
 }
 
 let sandbox: TestSandbox;
@@ -37,7 +50,12 @@ describe('leadctl auth (built binary against the sandbox)', () => {
     const r = await login(sandbox, dir);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
-    expect(doc).toMatchObject({ logged_in: true, base_url: sandbox.baseUrl, client_id: sandbox.clientId, profile: 'default' });
+    expect(doc).toMatchObject({
+      logged_in: true,
+      base_url: sandbox.baseUrl,
+      client_id: sandbox.clientId,
+      profile: 'default',
+    });
     const file = join(dir, 'config.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
@@ -74,13 +92,21 @@ describe('leadctl auth (built binary against the sandbox)', () => {
 
   it('works from environment variables alone, with no config file (cron)', async () => {
     const dir = freshConfigDir();
-    const env = { LEADCTL_BASE_URL: sandbox.baseUrl, LEADCTL_CLIENT_ID: sandbox.clientId, LEADCTL_CLIENT_SECRET: sandbox.clientSecret };
+    const env = {
+      LEADCTL_BASE_URL: sandbox.baseUrl,
+      LEADCTL_CLIENT_ID: sandbox.clientId,
+      LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
+    };
     const ls = await leadctl(['systems', 'ls'], dir, { env });
     expect(ls.code).toBe(0);
     expect(JSON.parse(ls.stdout)[0]).toMatchObject({ id: expect.any(Number), name: expect.any(String) });
     const status = await leadctl(['auth', 'status'], dir, { env });
     expect(status.code).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ client_id_source: 'environment', client_secret_source: 'environment', base_url_source: 'environment' });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      client_id_source: 'environment',
+      client_secret_source: 'environment',
+      base_url_source: 'environment',
+    });
     expect(existsSync(dir)).toBe(false);
   });
 
@@ -92,7 +118,11 @@ describe('leadctl auth (built binary against the sandbox)', () => {
     runs.push(await leadctl(['--verbose', 'systems', 'ls'], dir));
     runs.push(await leadctl(['--verbose', 'auth', 'status'], dir));
     runs.push(await leadctl(['--verbose', '-o', 'table', 'systems', 'ls'], dir));
-    const env = { LEADCTL_BASE_URL: sandbox.baseUrl, LEADCTL_CLIENT_ID: sandbox.clientId, LEADCTL_CLIENT_SECRET: sandbox.clientSecret };
+    const env = {
+      LEADCTL_BASE_URL: sandbox.baseUrl,
+      LEADCTL_CLIENT_ID: sandbox.clientId,
+      LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
+    };
     runs.push(await leadctl(['--verbose', 'systems', 'ls'], freshConfigDir(), { env }));
     for (const r of runs) {
       expect(r.code).toBe(0);
@@ -114,7 +144,11 @@ describe('leadctl auth: token life cycle', () => {
       expect((await login(sb, dir)).code).toBe(0);
       // Only the service's clock moves on (our cached token still looks valid for an hour):
       // the token is refused with 401, renewed once and the request repeated.
-      await fetch(`${sb.baseUrl}/_sandbox/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_seconds: 7200 }) });
+      await fetch(`${sb.baseUrl}/_sandbox/clock`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ advance_seconds: 7200 }),
+      });
       const refused = await leadctl(['--verbose', 'systems', 'ls'], dir);
       expect(refused.code).toBe(0);
       expect(refused.stderr).toContain('→ 401');
@@ -145,7 +179,11 @@ describe('leadctl auth: token life cycle', () => {
     try {
       const dir = freshConfigDir();
       expect((await login(rotating, dir)).code).toBe(0);
-      const res = await fetch(`${rotating.baseUrl}/_sandbox/rotate-secret`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const res = await fetch(`${rotating.baseUrl}/_sandbox/rotate-secret`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       expect(res.status).toBe(200);
       const ls = await leadctl(['systems', 'ls'], dir);
       expect(ls.code).toBe(3);

@@ -8,12 +8,17 @@ describe('the leadctl binary', () => {
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
-  it('an unknown command exits 2: the error in leadctl\'s style on stderr, then as JSON (stdout and stderr piped)', async () => {
+  it("an unknown command exits 2: the error in leadctl's style on stderr, then as JSON (stdout and stderr piped)", async () => {
     const r = await runBinary(['no-such-command']);
     expect(r.code).toBe(2);
     const lines = r.stderr.trimEnd().split('\n');
-    expect(lines.slice(0, 2)).toEqual(["Error: unknown command 'no-such-command'", 'Hint: run `leadctl --help` for usage and examples']);
-    expect(JSON.parse(lines[2]!)).toMatchObject({ error: { code: 'usage', exit_code: 2, message: "unknown command 'no-such-command'" } });
+    expect(lines.slice(0, 2)).toEqual([
+      "Error: unknown command 'no-such-command'",
+      'Hint: run `leadctl --help` for usage and examples',
+    ]);
+    expect(JSON.parse(lines[2]!)).toMatchObject({
+      error: { code: 'usage', exit_code: 2, message: "unknown command 'no-such-command'" },
+    });
     // stdout stays clean for whatever it was redirected to
     expect(r.stdout).toBe('');
     const json = await runBinary(['no-such-command', '-o', 'json']);

@@ -26,7 +26,11 @@ describe(`clean exit on Node ${process.versions.node}`, () => {
       const token = await fetch(`${sandbox.baseUrl}/oauth/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: sandbox.clientId, client_secret: sandbox.clientSecret }),
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: sandbox.clientId,
+          client_secret: sandbox.clientSecret,
+        }),
       });
       expect(token.status).toBe(200);
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -44,7 +48,18 @@ describe(`clean exit on Node ${process.versions.node}`, () => {
       const results: Array<{ code: number | null; signal: NodeJS.Signals | null }> = [];
       for (let run = 0; run < 4; run++) {
         const child = spawnBinary(
-          ['customers', 'batch', '--loans', 'loans.csv', '--payments', 'payments.csv', '--mapping', MAPPING, '-o', 'json'],
+          [
+            'customers',
+            'batch',
+            '--loans',
+            'loans.csv',
+            '--payments',
+            'payments.csv',
+            '--mapping',
+            MAPPING,
+            '-o',
+            'json',
+          ],
           pushEnv(sandbox),
           join(work, 'export'),
         );

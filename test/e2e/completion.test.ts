@@ -18,9 +18,18 @@ describe('leadctl completion (the built binary)', () => {
     expect(check.status).toBe(0);
     const file = join(dir, 'leadctl.bash');
     writeFileSync(file, r.stdout);
-    const run = spawnSync('bash', ['--norc', '--noprofile', '-c', `source '${file}'; COMP_WORDS=(leadctl lists create --type ""); COMP_CWORD=4; _leadctl; echo "\${COMPREPLY[*]}"`], {
-      encoding: 'utf8',
-    });
+    const run = spawnSync(
+      'bash',
+      [
+        '--norc',
+        '--noprofile',
+        '-c',
+        `source '${file}'; COMP_WORDS=(leadctl lists create --type ""); COMP_CWORD=4; _leadctl; echo "\${COMPREPLY[*]}"`,
+      ],
+      {
+        encoding: 'utf8',
+      },
+    );
     expect(run.stderr).toBe('');
     expect(run.stdout.trim()).toBe('ssn ssn4 zip phone email routing employer affiliate');
   });

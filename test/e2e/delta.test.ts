@@ -24,15 +24,36 @@ afterAll(async () => {
 
 type Row = Record<string, string>;
 const read = (path: string) => parse(readFileSync(path, 'utf8'), { columns: true }) as Row[];
-const write = (path: string, rows: Row[]) => writeFileSync(path, stringify(rows, { header: true, columns: Object.keys(rows[0]!) }));
-const batchRequests = async () => ((await sandbox.stats()) as any).requests.by_route['POST /api/v1/loan-performance/batches/customers'] ?? 0;
+const write = (path: string, rows: Row[]) =>
+  writeFileSync(path, stringify(rows, { header: true, columns: Object.keys(rows[0]!) }));
+const batchRequests = async () =>
+  ((await sandbox.stats()) as any).requests.by_route['POST /api/v1/loan-performance/batches/customers'] ?? 0;
 
 describe('customers batch --changed-only, as a nightly job runs it', () => {
   it('sends nothing the second night, exactly the 50 changed and 10 new customers the third', async () => {
     const dir = join(work, 'lms');
-    await writeExport({ out: dir, customers: 1500, seed: 17, paymentsPerCustomer: 3, shuffle: true, shapes: ['separate'] });
+    await writeExport({
+      out: dir,
+      customers: 1500,
+      seed: 17,
+      paymentsPerCustomer: 3,
+      shuffle: true,
+      shapes: ['separate'],
+    });
     const env = pushEnv(sandbox);
-    const args = ['customers', 'batch', '--loans', 'loans.csv', '--payments', 'payments.csv', '--mapping', MAPPING, '--changed-only', '-o', 'json'];
+    const args = [
+      'customers',
+      'batch',
+      '--loans',
+      'loans.csv',
+      '--payments',
+      'payments.csv',
+      '--mapping',
+      MAPPING,
+      '--changed-only',
+      '-o',
+      'json',
+    ];
 
     const first = await runBinary(args, { env, cwd: dir });
     expect(first.code, first.stderr).toBe(0);
@@ -63,8 +84,16 @@ describe('customers batch --changed-only, as a nightly job runs it', () => {
     });
     expect(touched.size).toBe(50);
     const donors = customers.slice(0, 10);
-    const newLoans = donors.flatMap((c, i) => loans.filter((l) => l['Cust No'] === c).map((l) => ({ ...l, 'Cust No': `NEW-${i}`, 'Lead ID': '' , 'Lead Loan': 'N' })));
-    const newPayments = donors.flatMap((c, i) => payments.filter((p) => p['Cust No'] === c).map((p) => ({ ...p, 'Cust No': `NEW-${i}`, 'Trans ID': `${p['Trans ID']}-N${i}` })));
+    const newLoans = donors.flatMap((c, i) =>
+      loans
+        .filter((l) => l['Cust No'] === c)
+        .map((l) => ({ ...l, 'Cust No': `NEW-${i}`, 'Lead ID': '', 'Lead Loan': 'N' })),
+    );
+    const newPayments = donors.flatMap((c, i) =>
+      payments
+        .filter((p) => p['Cust No'] === c)
+        .map((p) => ({ ...p, 'Cust No': `NEW-${i}`, 'Trans ID': `${p['Trans ID']}-N${i}` })),
+    );
     write(join(dir, 'loans.csv'), [...loans, ...newLoans]);
     write(join(dir, 'payments.csv'), [...editedPayments, ...newPayments]);
 
@@ -75,7 +104,10 @@ describe('customers batch --changed-only, as a nightly job runs it', () => {
     expect(night.accounting.balanced).toBe(true);
 
     // The human summary shows the unchanged column.
-    const human = await runBinary(args.filter((a) => a !== '-o' && a !== 'json').concat(['-o', 'table']), { env, cwd: dir });
+    const human = await runBinary(args.filter((a) => a !== '-o' && a !== 'json').concat(['-o', 'table']), {
+      env,
+      cwd: dir,
+    });
     expect(human.stdout).toMatch(/unchanged/);
     expect(human.stdout).toMatch(/customers\s+1,510\s+1,510\s+1,5\d\d\s+\d+/);
 
@@ -83,7 +115,11 @@ describe('customers batch --changed-only, as a nightly job runs it', () => {
     const record = night.delta.record as string;
     expect(statSync(record).mode & 0o777).toBe(0o600);
     const bytes = readFileSync(record).toString('latin1');
-    for (const id of [...customers.slice(0, 40), ...loans.slice(0, 40).map((l) => l['Loan No']!), ...payments.slice(0, 40).map((p) => p['Trans ID']!)]) {
+    for (const id of [
+      ...customers.slice(0, 40),
+      ...loans.slice(0, 40).map((l) => l['Loan No']!),
+      ...payments.slice(0, 40).map((p) => p['Trans ID']!),
+    ]) {
       expect(bytes.includes(id), id).toBe(false);
     }
 
@@ -92,14 +128,19 @@ describe('customers batch --changed-only, as a nightly job runs it', () => {
     expect(JSON.parse(shown.stdout)).toMatchObject({ record, customers: 1510 });
     const forgot = await runBinary(['state', 'forget', '--yes', '-o', 'json'], { env });
     expect(forgot.code, forgot.stderr).toBe(0);
-    expect(JSON.parse(forgot.stdout)).toMatchObject({ profile: 'default', records_removed: [record], key_removed: true });
+    expect(JSON.parse(forgot.stdout)).toMatchObject({
+      profile: 'default',
+      records_removed: [record],
+      key_removed: true,
+    });
     const after = await runBinary(args, { env, cwd: dir });
     expect(JSON.parse(after.stdout).customers).toMatchObject({ sent: 1510, unchanged: 0 });
   });
 });
 
 describe('lists diff and lists update', () => {
-  const ssn = (n: number) => `${String(100 + (n % 600)).padStart(3, '0')}-${String(10 + (n % 89)).padStart(2, '0')}-${String(1000 + n).padStart(4, '0')}`;
+  const ssn = (n: number) =>
+    `${String(100 + (n % 600)).padStart(3, '0')}-${String(10 + (n % 89)).padStart(2, '0')}-${String(1000 + n).padStart(4, '0')}`;
   const file = (name: string, values: string[]) => {
     const path = join(work, name);
     writeFileSync(path, ['SSN', ...values].join('\r\n') + '\r\n');
@@ -109,12 +150,21 @@ describe('lists diff and lists update', () => {
   it('counts exactly what an update adds and removes, asks before replacing, and keeps no SSN in clear', async () => {
     const env = pushEnv(sandbox);
     const first = Array.from({ length: 500 }, (_, i) => ssn(i));
-    const created = await runBinary(['lists', 'create', '--name', 'Delta SSNs', '--type', 'ssn', file('first.csv', first), '-o', 'json'], { env });
+    const created = await runBinary(
+      ['lists', 'create', '--name', 'Delta SSNs', '--type', 'ssn', file('first.csv', first), '-o', 'json'],
+      { env },
+    );
     expect(created.code, created.stderr).toBe(0);
     const id = JSON.parse(created.stdout).list_id as number;
 
     // 40 removed, 25 added, the rest in another order and spelling (no dashes).
-    const next = [...first.slice(40).reverse().map((v) => v.replace(/-/g, '')), ...Array.from({ length: 25 }, (_, i) => ssn(5000 + i))];
+    const next = [
+      ...first
+        .slice(40)
+        .reverse()
+        .map((v) => v.replace(/-/g, '')),
+      ...Array.from({ length: 25 }, (_, i) => ssn(5000 + i)),
+    ];
     const nextFile = file('next.csv', next);
     const diff = await runBinary(['lists', 'diff', String(id), nextFile, '-o', 'json'], { env });
     expect(diff.code, diff.stderr).toBe(0);
@@ -138,7 +188,9 @@ describe('lists diff and lists update', () => {
     const again = await runBinary(['lists', 'diff', String(id), nextFile, '-o', 'json'], { env });
     expect(JSON.parse(again.stdout)).toMatchObject({ added: 0, removed: 0, unchanged: 485 });
 
-    const record = readFileSync(JSON.parse((await runBinary(['state', 'show', '-o', 'json'], { env })).stdout).record).toString('latin1');
+    const record = readFileSync(
+      JSON.parse((await runBinary(['state', 'show', '-o', 'json'], { env })).stdout).record,
+    ).toString('latin1');
     for (const v of [...first.slice(0, 50), ...next.slice(0, 50)]) {
       expect(record.includes(v), v).toBe(false);
       expect(record.includes(v.replace(/-/g, '')), v).toBe(false);

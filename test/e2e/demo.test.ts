@@ -23,13 +23,20 @@ interface Report {
   files: Array<{ path: string; rows: number }>;
 }
 
-const csvRows = (path: string) => parse(readFileSync(path), { bom: true, columns: true, relax_column_count: true }) as Record<string, string>[];
+const csvRows = (path: string) =>
+  parse(readFileSync(path), { bom: true, columns: true, relax_column_count: true }) as Record<string, string>[];
 
 describe('leadctl demo (the built binary)', () => {
-  it('runs every step against its own sandbox, ignores the user\'s settings, and keeps the output files', async () => {
+  it("runs every step against its own sandbox, ignores the user's settings, and keeps the output files", async () => {
     // Settings that would point a command at another service and profile: the demo must use none of them.
     const r = await runBinary(['--output', 'json', 'demo'], {
-      env: { LEADCTL_CONFIG_DIR: userConfig, LEADCTL_BASE_URL: 'http://127.0.0.1:9', LEADCTL_CLIENT_ID: 'not-the-demo', LEADCTL_CLIENT_SECRET: 'not-the-demo-secret', LEADCTL_PROFILE: 'prod' },
+      env: {
+        LEADCTL_CONFIG_DIR: userConfig,
+        LEADCTL_BASE_URL: 'http://127.0.0.1:9',
+        LEADCTL_CLIENT_ID: 'not-the-demo',
+        LEADCTL_CLIENT_SECRET: 'not-the-demo-secret',
+        LEADCTL_PROFILE: 'prod',
+      },
       timeoutMs: 60_000,
     });
     const report = JSON.parse(r.stdout) as Report;
@@ -57,8 +64,12 @@ describe('leadctl demo (the built binary)', () => {
     });
     expect(report.steps.every((s) => s.status === 'ok')).toBe(true);
     // The secret goes in on stdin; the command shown never holds it, nor the campaign keys.
-    expect(report.steps.find((s) => s.id === 'login')!.command).toContain('--client-secret-stdin < (the client secret)');
-    expect(report.steps.find((s) => s.id === 'legacy-accepted')!.command).toContain('LEADCTL_API_KEY=<Sandbox Direct campaign key>');
+    expect(report.steps.find((s) => s.id === 'login')!.command).toContain(
+      '--client-secret-stdin < (the client secret)',
+    );
+    expect(report.steps.find((s) => s.id === 'legacy-accepted')!.command).toContain(
+      'LEADCTL_API_KEY=<Sandbox Direct campaign key>',
+    );
 
     // The messy list: 13 rows, 4 invalid, 2 duplicates, 1 blank → 6 distinct SSNs stored.
     expect(report.store.lists).toBe(1);
@@ -75,7 +86,11 @@ describe('leadctl demo (the built binary)', () => {
 
     const batchRejects = csvRows(join(report.files_dir, 'batch-rejects.csv'));
     expect(batchRejects.length).toBeGreaterThan(0);
-    expect(batchRejects.every((row) => /fixtures\/lms\/(loans|payments)\.csv$/.test(row.source_file!) && Number(row.row) > 1)).toBe(true);
+    expect(
+      batchRejects.every(
+        (row) => /fixtures\/lms\/(loans|payments)\.csv$/.test(row.source_file!) && Number(row.row) > 1,
+      ),
+    ).toBe(true);
 
     const exported = csvRows(join(report.files_dir, 'leads-export.csv'));
     expect(exported).toHaveLength(3);
@@ -103,7 +118,10 @@ describe('leadctl demo (the built binary)', () => {
   });
 
   it('--keep leaves the sandbox running for other commands until Ctrl-C', async () => {
-    const child = spawn(process.execPath, [BIN, 'demo', '--keep'], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'demo', '--keep'], {
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     await new Promise<void>((resolve, reject) => {
@@ -128,9 +146,14 @@ describe('leadctl demo (the built binary)', () => {
   });
 
   it('Ctrl-C in the middle ends with 130 after cleaning up, not killed by the signal', async () => {
-    const child = spawn(process.execPath, [BIN, 'demo'], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'demo'], {
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
-    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (code, signal) => resolve([code, signal])));
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on('close', (code, signal) => resolve([code, signal])),
+    );
     // By step 2 the login has saved a profile through conf, whose when-exit hook re-raises signals.
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the demo never reached step 2:\n${stdout}`)), 45_000);

@@ -13,7 +13,15 @@ describe('dry-run (built binary against the sandbox)', () => {
     env = await startEnv();
     // One bought lead, and one refused by a suppression list (decisioned, so underwriting was spent).
     expect((await env.postRaw({ ...accepted, api_key: env.directKey })).result).toBe('A');
-    const list = await env.run(['lists', 'create', '--name', 'Blocked SSNs', '--type', 'ssn', fixturePath('legacy', 'suppression-ssns.csv')]);
+    const list = await env.run([
+      'lists',
+      'create',
+      '--name',
+      'Blocked SSNs',
+      '--type',
+      'ssn',
+      fixturePath('legacy', 'suppression-ssns.csv'),
+    ]);
     expect(list.code).toBe(0);
     expect((await env.postRaw({ ...suppressed, api_key: env.directKey })).result).toBe('R');
   });
@@ -28,7 +36,11 @@ describe('dry-run (built binary against the sandbox)', () => {
     expect(r.stdout.trim()).toBe('FAIL: previously purchased within the lookback window (previously_purchased)');
     const json = await env.run(['dry-run', '--email', 'maria.gonzalez@example.com', '-o', 'json']);
     expect(json.code).toBe(4);
-    expect(JSON.parse(json.stdout)).toEqual({ pass: false, reason: 'previously_purchased', reason_text: 'previously purchased within the lookback window' });
+    expect(JSON.parse(json.stdout)).toEqual({
+      pass: false,
+      reason: 'previously_purchased',
+      reason_text: 'previously purchased within the lookback window',
+    });
   });
 
   it('fails with underwriting_cost for a recently decisioned lead, or a bought one with that check off', async () => {
@@ -37,14 +49,34 @@ describe('dry-run (built binary against the sandbox)', () => {
     expect(JSON.parse(rejected.stdout).reason).toBe('underwriting_cost');
     const lookbackOff = await env.run(['dry-run', '--ssn', '212456789', '--purchased-lookback', 'off', '-o', 'table']);
     expect(lookbackOff.code).toBe(4);
-    expect(lookbackOff.stdout).toContain('FAIL: underwriting money was spent on it within the lookback window (underwriting_cost)');
+    expect(lookbackOff.stdout).toContain(
+      'FAIL: underwriting money was spent on it within the lookback window (underwriting_cost)',
+    );
   });
 
   it('passes (exit 0) for someone new, and when both checks are off', async () => {
-    const fresh = await env.run(['dry-run', '--ssn', '345 67 8901', '--email', 'priya.shah@example.com', '-o', 'table']);
+    const fresh = await env.run([
+      'dry-run',
+      '--ssn',
+      '345 67 8901',
+      '--email',
+      'priya.shah@example.com',
+      '-o',
+      'table',
+    ]);
     expect(fresh.code).toBe(0);
     expect(fresh.stdout.trim()).toBe('PASS');
-    const off = await env.run(['dry-run', '--ssn', '212456789', '--purchased-lookback', 'off', '--underwriting-lookback', 'off', '-o', 'json']);
+    const off = await env.run([
+      'dry-run',
+      '--ssn',
+      '212456789',
+      '--purchased-lookback',
+      'off',
+      '--underwriting-lookback',
+      'off',
+      '-o',
+      'json',
+    ]);
     expect(off.code).toBe(0);
     expect(JSON.parse(off.stdout)).toEqual({ pass: true });
   });
@@ -55,7 +87,10 @@ describe('dry-run (built binary against the sandbox)', () => {
       [['--ssn', '12-34-567'], 'ssn: must be 9 digits'],
       [['--email', 'not-an-email'], 'email: email address must contain an @'],
       [[], 'give an SSN or an email'],
-      [['--ssn', '123456789', '--purchased-lookback', 'soon'], '--purchased-lookback must be a whole number of days or "off"'],
+      [
+        ['--ssn', '123456789', '--purchased-lookback', 'soon'],
+        '--purchased-lookback must be a whole number of days or "off"',
+      ],
     ];
     for (const [args, message] of cases) {
       const r = await env.run(['dry-run', ...args]);
@@ -66,10 +101,28 @@ describe('dry-run (built binary against the sandbox)', () => {
   });
 
   it('checks a CSV file with invalid rows, writing every row with pass and reason', async () => {
-    const r = await env.run(['dry-run', '--file', fixturePath('dry-run', 'applicants.csv'), '--out', 'checked.csv', '-o', 'json']);
+    const r = await env.run([
+      'dry-run',
+      '--file',
+      fixturePath('dry-run', 'applicants.csv'),
+      '--out',
+      'checked.csv',
+      '-o',
+      'json',
+    ]);
     expect(r.code).toBe(4);
-    expect(JSON.parse(r.stdout)).toMatchObject({ rows: 8, passed: 2, failed: 2, invalid: 4, errors: 0, reasons: { previously_purchased: 1, underwriting_cost: 1 } });
-    const rows = parse(readFileSync(join(env.dir, 'checked.csv'), 'utf8'), { columns: true }) as Record<string, string>[];
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      rows: 8,
+      passed: 2,
+      failed: 2,
+      invalid: 4,
+      errors: 0,
+      reasons: { previously_purchased: 1, underwriting_cost: 1 },
+    });
+    const rows = parse(readFileSync(join(env.dir, 'checked.csv'), 'utf8'), { columns: true }) as Record<
+      string,
+      string
+    >[];
     expect(rows.map((row) => [row.applicant, row.pass, row.reason.replace(/:.*$/, '')])).toEqual([
       ['Maria Gonzalez', 'false', 'previously_purchased'],
       ['Priya Shah', 'true', ''],
@@ -89,10 +142,19 @@ describe('dry-run (built binary against the sandbox)', () => {
   });
 
   it('groups the rows not checked by reason, with counts and the first row of each', async () => {
-    const lines = ['ssn,email', ...Array.from({ length: 30 }, () => '12-34,'), ...Array.from({ length: 3 }, (_, i) => `,bad${i}`), '345-67-8901,'];
-    const r = await env.run(['dry-run', '--file', '-', '--out', 'grouped.csv', '-o', 'table'], { input: lines.join('\n') + '\n' });
+    const lines = [
+      'ssn,email',
+      ...Array.from({ length: 30 }, () => '12-34,'),
+      ...Array.from({ length: 3 }, (_, i) => `,bad${i}`),
+      '345-67-8901,',
+    ];
+    const r = await env.run(['dry-run', '--file', '-', '--out', 'grouped.csv', '-o', 'table'], {
+      input: lines.join('\n') + '\n',
+    });
     expect(r.code).toBe(4);
-    expect(r.stderr).toContain('33 rows not checked, by reason (first of each; every row has its reason in the results):');
+    expect(r.stderr).toContain(
+      '33 rows not checked, by reason (first of each; every row has its reason in the results):',
+    );
     expect(r.stderr).toMatch(/^ {2}30 {2}invalid: ssn: must be … digits/m);
     expect(r.stderr).toMatch(/e\.g\. stdin, row 2: invalid: ssn: must be 9 digits/);
     expect(r.stderr).toMatch(/^ {3}3 {2}invalid: email: /m);
@@ -110,9 +172,29 @@ describe('dry-run (built binary against the sandbox)', () => {
 
   it('reads a file from stdin with named columns and prints results in the chosen format', async () => {
     const csv = 'Who,Tax Number,Mail\nA,212-45-6789,\nB,345678901,\n';
-    const r = await env.run(['dry-run', '--file', '-', '--ssn-column', 'Tax Number', '--email-column', 'Mail', '--underwriting-lookback', 'off', '-o', 'ndjson'], { input: csv });
+    const r = await env.run(
+      [
+        'dry-run',
+        '--file',
+        '-',
+        '--ssn-column',
+        'Tax Number',
+        '--email-column',
+        'Mail',
+        '--underwriting-lookback',
+        'off',
+        '-o',
+        'ndjson',
+      ],
+      { input: csv },
+    );
     expect(r.code).toBe(4);
-    expect(r.stdout.trim().split('\n').map((l) => JSON.parse(l))).toEqual([
+    expect(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual([
       { Who: 'A', 'Tax Number': '212-45-6789', Mail: '', pass: false, reason: 'previously_purchased' },
       { Who: 'B', 'Tax Number': '345678901', Mail: '', pass: true, reason: '' },
     ]);

@@ -20,7 +20,9 @@ describe('leads dictionary | ids | get | export (built binary against the sandbo
     expect(accepted.result).toBe('A');
     acceptedId = accepted.lead_id;
     for (let start = 0; start < LEADS; start += 25) {
-      const leads = Array.from({ length: Math.min(25, LEADS - start) }, (_, i) => variantLead(start + i, env.directKey));
+      const leads = Array.from({ length: Math.min(25, LEADS - start) }, (_, i) =>
+        variantLead(start + i, env.directKey),
+      );
       const answers = await Promise.all(leads.map((lead) => env.postRaw(lead)));
       answers.forEach((answer, i) => {
         expect(answer.status).toBe('OK');
@@ -69,13 +71,30 @@ describe('leads dictionary | ids | get | export (built binary against the sandbo
   it('ids --limit stops early, prints the next cursor, and --cursor continues exactly there', async () => {
     const first = await env.run(['leads', 'ids', '--date', day, '--per-page', '25', '--limit', '60', '-o', 'ndjson']);
     expect(first.code).toBe(0);
-    const firstIds = first.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { lead_id: number }).lead_id);
+    const firstIds = first.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { lead_id: number }).lead_id);
     expect(firstIds).toEqual(allIds.slice(0, 60));
     const cursor = /next_cursor: (\S+)/.exec(first.stderr)?.[1];
     expect(cursor).toBeTruthy();
-    expect(first.stderr).toContain(`Continue with: leadctl leads ids --date ${day} --per-page 25 --limit 60 --cursor ${cursor}`);
+    expect(first.stderr).toContain(
+      `Continue with: leadctl leads ids --date ${day} --per-page 25 --limit 60 --cursor ${cursor}`,
+    );
 
-    const rest = await env.run(['leads', 'ids', '--date', day, '--per-page', '100', '--all', '--cursor', cursor!, '-o', 'csv']);
+    const rest = await env.run([
+      'leads',
+      'ids',
+      '--date',
+      day,
+      '--per-page',
+      '100',
+      '--all',
+      '--cursor',
+      cursor!,
+      '-o',
+      'csv',
+    ]);
     expect(rest.code).toBe(0);
     const lines = rest.stdout.trim().split('\n');
     expect(lines[0]).toBe('lead_id');
@@ -93,7 +112,15 @@ describe('leads dictionary | ids | get | export (built binary against the sandbo
   });
 
   it('get shows the columns asked for by name, masking SSNs and account numbers in tables only', async () => {
-    const json = await env.run(['leads', 'get', String(acceptedId), '--columns', 'email,Social Security Number,bank_account_number', '-o', 'json']);
+    const json = await env.run([
+      'leads',
+      'get',
+      String(acceptedId),
+      '--columns',
+      'email,Social Security Number,bank_account_number',
+      '-o',
+      'json',
+    ]);
     expect(json.code).toBe(0);
     // One id or many: an array of leads.
     expect(JSON.parse(json.stdout)).toEqual([
@@ -105,12 +132,29 @@ describe('leads dictionary | ids | get | export (built binary against the sandbo
       },
     ]);
 
-    const table = await env.run(['leads', 'get', String(acceptedId), '--columns', 'email,social_security_number,bank_account_number', '-o', 'table']);
+    const table = await env.run([
+      'leads',
+      'get',
+      String(acceptedId),
+      '--columns',
+      'email,social_security_number,bank_account_number',
+      '-o',
+      'table',
+    ]);
     expect(table.stdout).toMatch(/social_security_number:\s+\*{5}6789/);
     expect(table.stdout).toMatch(/bank_account_number:\s+\*{8}2345/);
     expect(table.stdout).not.toContain('212456789');
 
-    const unmasked = await env.run(['leads', 'get', String(acceptedId), '--columns', 'social_security_number', '--no-mask', '-o', 'table']);
+    const unmasked = await env.run([
+      'leads',
+      'get',
+      String(acceptedId),
+      '--columns',
+      'social_security_number',
+      '--no-mask',
+      '-o',
+      'table',
+    ]);
     expect(unmasked.stdout).toContain('212456789');
 
     const raw = await env.run(['leads', 'get', String(acceptedId), '--map-ids', 'm1,m2', '--raw', '-o', 'json']);
@@ -120,7 +164,11 @@ describe('leads dictionary | ids | get | export (built binary against the sandbo
   it('get of several leads lists them in order, and exits 4 naming a lead that does not exist', async () => {
     const ok = await env.run(['leads', 'get', String(allIds[1]), String(allIds[2]), '--columns', 'email', '-o', 'csv']);
     expect(ok.code).toBe(0);
-    expect(ok.stdout.trim().split('\n')).toEqual(['lead_id,email', `${allIds[1]},${emailById.get(allIds[1]!)}`, `${allIds[2]},${emailById.get(allIds[2]!)}`]);
+    expect(ok.stdout.trim().split('\n')).toEqual([
+      'lead_id,email',
+      `${allIds[1]},${emailById.get(allIds[1]!)}`,
+      `${allIds[2]},${emailById.get(allIds[2]!)}`,
+    ]);
 
     const some = await env.run(['leads', 'get', String(allIds[1]), '999999', '--columns', 'email', '-o', 'ndjson']);
     expect(some.code).toBe(4);
@@ -148,20 +196,40 @@ describe('leads dictionary | ids | get | export (built binary against the sandbo
   });
 
   it("export writes the day's leads to CSV in id order, headed by column names", async () => {
-    const r = await env.run(['leads', 'export', '--date', day, '--columns', 'lead_id,email,social_security_number,Lead Status', '--concurrency', '6', '--out', 'day.csv', '-o', 'json']);
+    const r = await env.run([
+      'leads',
+      'export',
+      '--date',
+      day,
+      '--columns',
+      'lead_id,email,social_security_number,Lead Status',
+      '--concurrency',
+      '6',
+      '--out',
+      'day.csv',
+      '-o',
+      'json',
+    ]);
     expect(r.code).toBe(0);
     const summary = JSON.parse(r.stdout);
     expect(summary).toMatchObject({ ids: LEADS + 1, exported: LEADS + 1, missing: [], columns: 4 });
     const rows = parse(readFileSync(join(env.dir, 'day.csv'), 'utf8'), { columns: true }) as Record<string, string>[];
     expect(Object.keys(rows[0]!)).toEqual(['lead_id', 'email', 'social_security_number', 'lead_status']);
     expect(rows.map((row) => Number(row.lead_id))).toEqual(allIds);
-    expect(rows[0]).toEqual({ lead_id: String(acceptedId), email: 'maria.gonzalez@example.com', social_security_number: '212456789', lead_status: 'Accepted' });
+    expect(rows[0]).toEqual({
+      lead_id: String(acceptedId),
+      email: 'maria.gonzalez@example.com',
+      social_security_number: '212456789',
+      lead_status: 'Accepted',
+    });
     for (const row of rows.slice(1)) expect(row.email).toBe(emailById.get(Number(row.lead_id)));
     expect(new Set(rows.map((row) => row.email)).size).toBe(LEADS + 1);
   });
 
   it('export without --columns has one column per dictionary attribute', async () => {
-    const dictionary = JSON.parse((await env.run(['leads', 'dictionary', '-o', 'json'])).stdout) as { column: string }[];
+    const dictionary = JSON.parse((await env.run(['leads', 'dictionary', '-o', 'json'])).stdout) as {
+      column: string;
+    }[];
     const r = await env.run(['leads', 'export', '--datetime', `${day}T00:00:00Z`, '--out', '-', '-o', 'csv']);
     expect(r.code).toBe(0);
     const rows = parse(r.stdout, { columns: true }) as Record<string, string>[];

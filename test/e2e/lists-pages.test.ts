@@ -13,12 +13,20 @@ beforeAll(async () => {
   const token = await fetch(`${sandbox.baseUrl}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: sandbox.clientId, client_secret: sandbox.clientSecret }),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: sandbox.clientId,
+      client_secret: sandbox.clientSecret,
+    }),
   }).then((r) => r.json() as Promise<{ access_token: string }>);
   for (let i = 1; i <= LISTS; i++) {
     const res = await fetch(`${sandbox.baseUrl}/api/v1/lead-management/lists`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json', accept: 'application/json' },
+      headers: {
+        authorization: `Bearer ${token.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json',
+      },
       body: JSON.stringify({ name: `List ${i}`, type: 'ZIP Codes', list: [String(10000 + i)] }),
     });
     if (res.status !== 201) throw new Error(`creating list ${i} answered ${res.status}`);

@@ -13,7 +13,6 @@ let root: string;
 let sandbox: Env['sandbox'];
 
 const run = (args: string[], input?: string) => env.run(args, { input, cwd: FIXTURES });
-const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
 /** Any unmasked SSN-like run of digits, with or without dashes. */
 const PLAIN_SSN = /\b\d{3}-?\d{2}-?\d{4}\b/;
 
@@ -45,13 +44,22 @@ describe('lists create: the invalid-row policy', () => {
     expect(r.stdout).toBe('');
     const doc = stderrDocument(r.stderr);
     expect(doc.error).toMatchObject({ code: 'invalid_input', exit_code: 2, details: { problem_count: 8 } });
-    expect(doc.error.details.problems[0]).toEqual({ row: 11, value: '***-**-3456', reason: 'SSN area number 000 is never issued' });
+    expect(doc.error.details.problems[0]).toEqual({
+      row: 11,
+      value: '***-**-3456',
+      reason: 'SSN area number 000 is never issued',
+    });
     const after = await sandbox.stats();
     expect(after.lists).toBe(before.lists);
   });
 
   it('counts the problems of one reason together instead of listing them one by one', async () => {
-    const lines = ['SSN', ...Array.from({ length: 25 }, (_, i) => `000-00-${String(1000 + i)}`), '123-45-6789', '12345'];
+    const lines = [
+      'SSN',
+      ...Array.from({ length: 25 }, (_, i) => `000-00-${String(1000 + i)}`),
+      '123-45-6789',
+      '12345',
+    ];
     const r = await run(['-o', 'table', 'lists', 'create', '--name', 'Many', '--type', 'ssn', '-'], lines.join('\n'));
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/│\s+25 │ SSN area number 000 is never(?: issued)?\s+│ 2: \*\*\*-\*\*-1000\s+│/);
@@ -62,7 +70,18 @@ describe('lists create: the invalid-row policy', () => {
 
   it('uploads the valid rows with --skip-invalid (exit 4) and writes every problem to --rejects', async () => {
     const rejects = join(root, 'ssn-rejects.csv');
-    const r = await run(['lists', 'create', '--name', 'Messy SSNs', '--type', 'ssn', '--skip-invalid', '--rejects', rejects, 'ssn-messy.csv']);
+    const r = await run([
+      'lists',
+      'create',
+      '--name',
+      'Messy SSNs',
+      '--type',
+      'ssn',
+      '--skip-invalid',
+      '--rejects',
+      rejects,
+      'ssn-messy.csv',
+    ]);
     expect(r.code).toBe(4);
     const summary = JSON.parse(r.stdout);
     expect(summary).toMatchObject({
@@ -88,17 +107,39 @@ describe('lists create: the invalid-row policy', () => {
 
     const got = await run(['lists', 'get', String(summary.list_id)]);
     expect(got.code).toBe(0);
-    expect(JSON.parse(got.stdout)).toMatchObject({ id: summary.list_id, name: 'Messy SSNs', type: 'Social Security Numbers', archived: false, deleted_at: null });
+    expect(JSON.parse(got.stdout)).toMatchObject({
+      id: summary.list_id,
+      name: 'Messy SSNs',
+      type: 'Social Security Numbers',
+      archived: false,
+      deleted_at: null,
+    });
   });
 
   it('--validate-only reads and reports but sends nothing', async () => {
     // What two stats calls alone add to the request count (the stats call may count itself).
     const s0 = await sandbox.stats();
     const s1 = await sandbox.stats();
-    const r = await run(['lists', 'create', '--name', 'Check', '--type', 'phone', '--validate-only', '--skip-invalid', 'phones.csv']);
+    const r = await run([
+      'lists',
+      'create',
+      '--name',
+      'Check',
+      '--type',
+      'phone',
+      '--validate-only',
+      '--skip-invalid',
+      'phones.csv',
+    ]);
     const s2 = await sandbox.stats();
     expect(r.code).toBe(4);
-    expect(JSON.parse(r.stdout)).toMatchObject({ list_id: null, validate_only: true, valid: 5, distinct: 3, uploaded: 0 });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      list_id: null,
+      validate_only: true,
+      valid: 5,
+      distinct: 3,
+      uploaded: 0,
+    });
     expect(s2.lists).toBe(s1.lists);
     expect(s2.requests.total - s1.requests.total).toBe(s1.requests.total - s0.requests.total);
   });
@@ -114,7 +155,10 @@ describe('lists create: the invalid-row policy', () => {
   });
 
   it('refuses a file with no valid value (exit 2)', async () => {
-    const r = await run(['lists', 'create', '--name', 'Nothing', '--type', 'email', '--skip-invalid', '-'], 'Email\nnot-an-email\n\n');
+    const r = await run(
+      ['lists', 'create', '--name', 'Nothing', '--type', 'email', '--skip-invalid', '-'],
+      'Email\nnot-an-email\n\n',
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('stdin: no valid values to upload (2 rows read: 1 blank, 1 rejected)');
   });
@@ -128,16 +172,32 @@ describe('lists create: the invalid-row policy', () => {
 
 describe('lists create and update from every kind of input', () => {
   it('headerless .gz, then update from stdin replaces the items', async () => {
-    const created = await run(['lists', 'create', '--name', 'Plain SSNs', '--type', 'Social Security Numbers', 'ssn-headerless.txt.gz']);
+    const created = await run([
+      'lists',
+      'create',
+      '--name',
+      'Plain SSNs',
+      '--type',
+      'Social Security Numbers',
+      'ssn-headerless.txt.gz',
+    ]);
     expect(created.code).toBe(0);
     const summary = JSON.parse(created.stdout);
     expect(summary).toMatchObject({ header_row: null, rows_read: 7, blank: 1, duplicates: 1, uploaded: 5 });
     const before = await sandbox.stats();
 
-    const updated = await run(['lists', 'update', String(summary.list_id), '--name', 'Plain SSNs v2', '--yes', '-'], 'ssn\n123-45-6789\n234-56-7890\n');
+    const updated = await run(
+      ['lists', 'update', String(summary.list_id), '--name', 'Plain SSNs v2', '--yes', '-'],
+      'ssn\n123-45-6789\n234-56-7890\n',
+    );
     expect(updated.code).toBe(0);
     expect(updated.stderr).toContain(`List ${summary.list_id} keeps its type Social Security Numbers`);
-    expect(JSON.parse(updated.stdout)).toMatchObject({ list_id: summary.list_id, file: 'stdin', uploaded: 2, type: 'Social Security Numbers' });
+    expect(JSON.parse(updated.stdout)).toMatchObject({
+      list_id: summary.list_id,
+      file: 'stdin',
+      uploaded: 2,
+      type: 'Social Security Numbers',
+    });
     const after = await sandbox.stats();
     expect(after.list_items).toBe(before.list_items - 5 + 2);
     const got = JSON.parse((await run(['lists', 'get', String(summary.list_id)])).stdout);
@@ -146,7 +206,9 @@ describe('lists create and update from every kind of input', () => {
     // Without a terminal to ask on, replacing a list needs --yes: refused before anything is sent.
     const unconfirmed = await run(['lists', 'update', String(summary.list_id), '-'], 'ssn\n345-67-8901\n');
     expect(unconfirmed.code).toBe(2);
-    expect(unconfirmed.stderr).toMatch(/Replace every value of list \d+ \("Plain SSNs v2"\) with the 1 value of stdin: this needs confirmation/);
+    expect(unconfirmed.stderr).toMatch(
+      /Replace every value of list \d+ \("Plain SSNs v2"\) with the 1 value of stdin: this needs confirmation/,
+    );
     expect((await sandbox.stats()).list_items).toBe(after.list_items);
 
     // A second list with an existing name asks too (the service would allow the duplicate).
@@ -156,7 +218,18 @@ describe('lists create and update from every kind of input', () => {
   });
 
   it('a multi-column export: the ssn column is found by its header; table output for people', async () => {
-    const r = await run(['-o', 'table', 'lists', 'create', '--name', 'Customers', '--type', 'ssn', '--skip-invalid', 'customers-export.csv']);
+    const r = await run([
+      '-o',
+      'table',
+      'lists',
+      'create',
+      '--name',
+      'Customers',
+      '--type',
+      'ssn',
+      '--skip-invalid',
+      'customers-export.csv',
+    ]);
     expect(r.code).toBe(4);
     expect(r.stderr).toContain('Reading customers-export.csv as CSV, column 4 (ssn), header on row 1');
     expect(r.stdout).toMatch(/^Uploaded:\s+3$/m);
@@ -179,15 +252,23 @@ describe('lists create and update from every kind of input', () => {
   });
 
   it('--column picks a column by number in a headerless file', async () => {
-    const r = await run(['lists', 'create', '--name', 'By number', '--type', 'zip', '--column', '2', '--no-header', '-'], '1,02134\n2,60614-1234\n');
+    const r = await run(
+      ['lists', 'create', '--name', 'By number', '--type', 'zip', '--column', '2', '--no-header', '-'],
+      '1,02134\n2,60614-1234\n',
+    );
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ column: '2', header_row: null, uploaded: 2, normalised: 1 });
   });
 
   it('asks for --column when several columns could hold the values', async () => {
-    const r = await run(['lists', 'create', '--name', 'Phones', '--type', 'phone', '-'], 'home_phone,cell_phone\n3125550142,3125550143\n');
+    const r = await run(
+      ['lists', 'create', '--name', 'Phones', '--type', 'phone', '-'],
+      'home_phone,cell_phone\n3125550142,3125550143\n',
+    );
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('several columns could hold the values (1: "home_phone", 2: "cell_phone"); choose one with --column');
+    expect(r.stderr).toContain(
+      'several columns could hold the values (1: "home_phone", 2: "cell_phone"); choose one with --column',
+    );
   });
 });
 

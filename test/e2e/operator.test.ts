@@ -25,17 +25,36 @@ const widest = (text: string) => Math.max(...text.split('\n').map((l) => [...l].
 describe('tables and times', () => {
   it('lists ls fits 80 columns with a long name; local times with their offset, UTC with --utc', async () => {
     writeFileSync(join(work, 'zips.csv'), 'zip\n10001\n10002\n');
-    const created = await runBinary(['lists', 'create', 'zips.csv', '--name', 'Closed ZIP codes of the northern region, reviewed every quarter by the compliance team', '--type', 'zip'], { env, cwd: work });
+    const created = await runBinary(
+      [
+        'lists',
+        'create',
+        'zips.csv',
+        '--name',
+        'Closed ZIP codes of the northern region, reviewed every quarter by the compliance team',
+        '--type',
+        'zip',
+      ],
+      { env, cwd: work },
+    );
     expect(created.code).toBe(0);
-    const local = await runBinary(['-o', 'table', 'lists', 'ls'], { env: { ...env, TZ: 'America/Chicago' }, cwd: work });
+    const local = await runBinary(['-o', 'table', 'lists', 'ls'], {
+      env: { ...env, TZ: 'America/Chicago' },
+      cwd: work,
+    });
     expect(local.code).toBe(0);
     expect(widest(local.stdout)).toBeLessThanOrEqual(80);
     expect(local.stdout).toMatch(/compliance/);
     expect(local.stdout).toMatch(/-0[56]:00/);
-    const utc = await runBinary(['-o', 'table', '--utc', 'lists', 'ls'], { env: { ...env, TZ: 'America/Chicago' }, cwd: work });
+    const utc = await runBinary(['-o', 'table', '--utc', 'lists', 'ls'], {
+      env: { ...env, TZ: 'America/Chicago' },
+      cwd: work,
+    });
     expect(utc.stdout).toMatch(/ UTC /);
     const wide = await runBinary(['-o', 'table', 'lists', 'ls'], { env: { ...env, COLUMNS: '200' }, cwd: work });
-    expect(wide.stdout).toContain('Closed ZIP codes of the northern region, reviewed every quarter by the compliance team');
+    expect(wide.stdout).toContain(
+      'Closed ZIP codes of the northern region, reviewed every quarter by the compliance team',
+    );
   });
 });
 
@@ -61,7 +80,10 @@ describe('auth status offline', () => {
     const port = (silent.address() as AddressInfo).port;
     try {
       const started = Date.now();
-      const r = await runBinary(['-o', 'table', 'auth', 'status'], { env: { ...env, LEADCTL_BASE_URL: `http://127.0.0.1:${port}`, LEADCTL_RETRY_BASE_MS: '500' }, cwd: work });
+      const r = await runBinary(['-o', 'table', 'auth', 'status'], {
+        env: { ...env, LEADCTL_BASE_URL: `http://127.0.0.1:${port}`, LEADCTL_RETRY_BASE_MS: '500' },
+        cwd: work,
+      });
       expect(Date.now() - started).toBeLessThan(3000);
       expect(r.code).toBe(5);
       expect(r.stdout).toMatch(/Live check: +not done: the service could not be reached/);

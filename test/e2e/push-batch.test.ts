@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBinary } from '../helpers/binary.js';
-import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+import { startSandboxProcess } from '../helpers/sandbox.js';
 // @ts-expect-error plain JS generator shared with the benchmark
 import { writeExport } from '../../fixtures/lms/generate.mjs';
 import { dumpLoanPerformance, FIXTURES, MAPPING, pushEnv, sleep, spawnBinary } from './push-helpers.js';
@@ -13,23 +13,56 @@ const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-push-'));
 let counts: { customers: number; loans: number; payments: number };
 
 beforeAll(async () => {
-  counts = await writeExport({ out: join(work, 'export'), customers: 2500, seed: 5, paymentsPerCustomer: 4, shuffle: true });
+  counts = await writeExport({
+    out: join(work, 'export'),
+    customers: 2500,
+    seed: 5,
+    paymentsPerCustomer: 4,
+    shuffle: true,
+  });
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-const batchRequests = (stats: any): number => stats.requests.by_route['POST /api/v1/loan-performance/batches/customers'] ?? 0;
+const batchRequests = (stats: any): number =>
+  stats.requests.by_route['POST /api/v1/loan-performance/batches/customers'] ?? 0;
 
 describe('customers batch against the sandbox', () => {
   it('sends 2,500 customers in 3 chunks, and the sandbox holds exactly what was sent', async () => {
     const sandbox = await startSandboxProcess();
     try {
       const env = pushEnv(sandbox);
-      const res = await runBinary(['customers', 'batch', '--loans', 'loans.csv', '--payments', 'payments.csv', '--mapping', MAPPING, '-o', 'json'], { env, cwd: join(work, 'export') });
+      const res = await runBinary(
+        [
+          'customers',
+          'batch',
+          '--loans',
+          'loans.csv',
+          '--payments',
+          'payments.csv',
+          '--mapping',
+          MAPPING,
+          '-o',
+          'json',
+        ],
+        { env, cwd: join(work, 'export') },
+      );
       expect(res.stderr).not.toMatch(/Error/);
       expect(res.code).toBe(0);
       const summary = JSON.parse(res.stdout);
-      expect(summary).toMatchObject({ status: 'completed', requests: { total: 3, sent: 3 }, exit_code: 0, rejects_file: null });
-      expect(summary.customers).toMatchObject({ read: 2500, valid: 2500, sent: 2500, accepted: 2500, rejected: 0, not_sent: 0 });
+      expect(summary).toMatchObject({
+        status: 'completed',
+        requests: { total: 3, sent: 3 },
+        exit_code: 0,
+        rejects_file: null,
+      });
+      expect(summary.customers).toMatchObject({
+        read: 2500,
+        valid: 2500,
+        sent: 2500,
+        accepted: 2500,
+        rejected: 0,
+        not_sent: 0,
+      });
       expect(summary.payments.accepted).toBe(counts.payments);
       expect(summary.accounting).toMatchObject({ balanced: true, customers: { read: 2500, accounted_for: 2500 } });
       const stats = await sandbox.stats();
@@ -44,7 +77,21 @@ describe('customers batch against the sandbox', () => {
     const sandbox = await startSandboxProcess(['--max-body', String(16 * 1024)]);
     try {
       const env = pushEnv(sandbox);
-      const res = await runBinary(['customers', 'batch', '--loans', 'loans.csv', '--payments', 'payments.csv', '--mapping', MAPPING, '-o', 'json'], { env, cwd: join(work, 'export') });
+      const res = await runBinary(
+        [
+          'customers',
+          'batch',
+          '--loans',
+          'loans.csv',
+          '--payments',
+          'payments.csv',
+          '--mapping',
+          MAPPING,
+          '-o',
+          'json',
+        ],
+        { env, cwd: join(work, 'export') },
+      );
       expect(res.code).toBe(0);
       const summary = JSON.parse(res.stdout);
       expect(summary.customers).toMatchObject({ read: 2500, accepted: 2500, rejected: 0, not_sent: 0 });
@@ -82,8 +129,12 @@ describe('customers batch against the sandbox', () => {
       const sandbox = await startSandboxProcess(['--data-dir', dataDir]);
       const rejects = join(work, `rejects-${shape}.csv`);
       try {
-        const files = shape === 'denormalised' ? ['export.csv'] : ['--loans', 'loans.csv', '--payments', 'payments.csv'];
-        const res = await runBinary(['customers', 'batch', ...files, '--mapping', 'mapping.json', '--rejects', rejects, '-o', 'json'], { env: pushEnv(sandbox), cwd: FIXTURES });
+        const files =
+          shape === 'denormalised' ? ['export.csv'] : ['--loans', 'loans.csv', '--payments', 'payments.csv'];
+        const res = await runBinary(
+          ['customers', 'batch', ...files, '--mapping', 'mapping.json', '--rejects', rejects, '-o', 'json'],
+          { env: pushEnv(sandbox), cwd: FIXTURES },
+        );
         expect(res.code).toBe(4);
         const summary = JSON.parse(res.stdout);
         expect(summary.status).toBe('completed_with_rejects');
@@ -94,7 +145,9 @@ describe('customers batch against the sandbox', () => {
         expect(stats).toMatchObject({ customers: 9, loans: 10, payments: 14 });
         const lines = parse(readFileSync(rejects, 'utf8'), { columns: true }) as Record<string, string>[];
         if (shape === 'denormalised') {
-          expect([...new Set(lines.map((l) => Number(l.row)))].sort((a, b) => a - b)).toEqual(expectedBroken['export.csv']);
+          expect([...new Set(lines.map((l) => Number(l.row)))].sort((a, b) => a - b)).toEqual(
+            expectedBroken['export.csv'],
+          );
         } else {
           const rows = [...new Set(lines.map((l) => `${l.source_file}:${l.row}`))].sort();
           expect(rows).toEqual(expectedBroken.separate.map(([f, r]) => `${f}:${r}`).sort());
@@ -103,7 +156,11 @@ describe('customers batch against the sandbox', () => {
         // The summary groups them by reason: the counts add up to the rejects file, one example each.
         expect(summary.reasons.reduce((n: number, r: { count: number }) => n + r.count, 0)).toBe(lines.length);
         expect(summary.reasons[0]).toMatchObject({ reason: 'not sent: loan … was rejected', count: 3 });
-        expect(summary.reasons[0].example).toMatchObject({ row: expect.any(Number), loan_id: expect.any(String), reason: expect.stringMatching(/^not sent: loan LN-\d+ was rejected$/) });
+        expect(summary.reasons[0].example).toMatchObject({
+          row: expect.any(Number),
+          loan_id: expect.any(String),
+          reason: expect.stringMatching(/^not sent: loan LN-\d+ was rejected$/),
+        });
       } finally {
         await sandbox.stop();
       }
@@ -111,13 +168,20 @@ describe('customers batch against the sandbox', () => {
     }
     expect(dumps[1]).toEqual(dumps[0]);
     const payment = (dumps[0]!.payments as any[]).find((p) => p.payment_id === 'T-5003');
-    expect(payment).toMatchObject({ payment_at: '2026-11-01T06:30:00Z', payment_amount: 12500, payment_mode: 'Debit Card' });
+    expect(payment).toMatchObject({
+      payment_at: '2026-11-01T06:30:00Z',
+      payment_amount: 12500,
+      payment_mode: 'Debit Card',
+    });
   });
 
   it('completes with nothing lost when the network fails one request in five', async () => {
     const sandbox = await startSandboxProcess(['--fail-rate', '0.2', '--reset-rate', '0.05', '--random-seed', '42']);
     try {
-      const res = await runBinary(['customers', 'batch', 'export.csv', '--mapping', MAPPING, '--chunk-size', '100', '-o', 'json'], { env: pushEnv(sandbox), cwd: join(work, 'export') });
+      const res = await runBinary(
+        ['customers', 'batch', 'export.csv', '--mapping', MAPPING, '--chunk-size', '100', '-o', 'json'],
+        { env: pushEnv(sandbox), cwd: join(work, 'export') },
+      );
       expect(res.code).toBe(0);
       const summary = JSON.parse(res.stdout);
       expect(summary.customers).toMatchObject({ accepted: 2500, not_sent: 0 });
@@ -135,12 +199,19 @@ describe('customers batch against the sandbox', () => {
     const sandbox = await startSandboxProcess(['--latency', '1000']);
     try {
       const env = pushEnv(sandbox);
-      const first = spawnBinary(['customers', 'batch', 'export.csv', '--mapping', MAPPING, '--chunk-size', '100', '--concurrency', '1'], env, join(work, 'export'));
+      const first = spawnBinary(
+        ['customers', 'batch', 'export.csv', '--mapping', MAPPING, '--chunk-size', '100', '--concurrency', '1'],
+        env,
+        join(work, 'export'),
+      );
       // Wait until the first run holds the lock (it takes it before reading the export).
       const lockFile = join(env.LEADCTL_STATE_DIR!, 'locks', 'default.lock');
       for (let i = 0; i < 600 && !existsSync(lockFile); i++) await sleep(50);
       expect(existsSync(lockFile)).toBe(true);
-      const second = await runBinary(['customers', 'batch', 'export.csv', '--mapping', MAPPING], { env, cwd: join(work, 'export') });
+      const second = await runBinary(['customers', 'batch', 'export.csv', '--mapping', MAPPING], {
+        env,
+        cwd: join(work, 'export'),
+      });
       expect(second.code).toBe(7);
       expect(second.stderr).toMatch(/another push is running for profile "default" \(process \d+/);
       first.kill('SIGTERM');
@@ -156,10 +227,16 @@ describe('customers batch against the sandbox', () => {
     const sandbox = await startSandboxProcess();
     try {
       const env = pushEnv(sandbox);
-      const missing = await runBinary(['customers', 'batch', 'payments.csv', '--mapping', 'mapping.json'], { env, cwd: FIXTURES });
+      const missing = await runBinary(['customers', 'batch', 'payments.csv', '--mapping', 'mapping.json'], {
+        env,
+        cwd: FIXTURES,
+      });
       expect(missing.code).toBe(2);
       expect(missing.stderr).toMatch(/payments\.csv, row 1: lacks the mapped columns "Lead ID"/);
-      const badAuth = await runBinary(['customers', 'batch', 'export.csv', '--mapping', 'mapping.json'], { env: { ...env, LEADCTL_CLIENT_SECRET: 'wrong' }, cwd: FIXTURES });
+      const badAuth = await runBinary(['customers', 'batch', 'export.csv', '--mapping', 'mapping.json'], {
+        env: { ...env, LEADCTL_CLIENT_SECRET: 'wrong' },
+        cwd: FIXTURES,
+      });
       expect(badAuth.code).toBe(3);
     } finally {
       await sandbox.stop();

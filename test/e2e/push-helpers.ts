@@ -11,7 +11,10 @@ export const FIXTURES = fileURLToPath(new URL('../../fixtures/lms/', import.meta
 export const MAPPING = join(FIXTURES, 'mapping.json');
 
 /** Credentials of the sandbox in the environment (the cron way), with private config and state folders. */
-export function pushEnv(sandbox: Pick<TestSandbox, 'baseUrl' | 'clientId' | 'clientSecret'>, stateDir?: string): Record<string, string> {
+export function pushEnv(
+  sandbox: Pick<TestSandbox, 'baseUrl' | 'clientId' | 'clientSecret'>,
+  stateDir?: string,
+): Record<string, string> {
   const home = mkdtempSync(join(tmpdir(), 'leadctl-push-home-'));
   return {
     HOME: home,
@@ -27,15 +30,28 @@ export function pushEnv(sandbox: Pick<TestSandbox, 'baseUrl' | 'clientId' | 'cli
 }
 
 /** Starts the binary without waiting for it (signals, overlapping runs). */
-export function spawnBinary(args: string[], env: Record<string, string>, cwd?: string): ChildProcess & { output(): { stdout: string; stderr: string }; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
+export function spawnBinary(
+  args: string[],
+  env: Record<string, string>,
+  cwd?: string,
+): ChildProcess & {
+  output(): { stdout: string; stderr: string };
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+} {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('LEADCTL_')) base[k] = v;
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...base, NO_COLOR: '1', ...env }, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...base, NO_COLOR: '1', ...env },
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
   return Object.assign(child, { output: () => ({ stdout, stderr }), exited });
 }
 

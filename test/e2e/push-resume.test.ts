@@ -12,7 +12,8 @@ import { acknowledged, dumpLoanPerformance, MAPPING, pushEnv, sleep, spawnBinary
 const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-resume-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-const batchRequests = (stats: any): number => stats.requests.by_route['POST /api/v1/loan-performance/batches/customers'] ?? 0;
+const batchRequests = (stats: any): number =>
+  stats.requests.by_route['POST /api/v1/loan-performance/batches/customers'] ?? 0;
 
 /** A port free now, so that the restarted sandbox has the same base URL (the journal is per base URL). */
 function freePort(): Promise<number> {
@@ -29,8 +30,27 @@ function freePort(): Promise<number> {
 describe('a push killed with SIGKILL, then rerun with --resume', () => {
   it('sends only the rest, and the sandbox ends identical to an uninterrupted run', async () => {
     const exportDir = join(work, 'export');
-    await writeExport({ out: exportDir, customers: 1200, seed: 9, paymentsPerCustomer: 3, shuffle: true, shapes: ['denormalised'] });
-    const args = ['customers', 'batch', 'export.csv', '--mapping', MAPPING, '--chunk-size', '100', '--concurrency', '2', '-o', 'json'];
+    await writeExport({
+      out: exportDir,
+      customers: 1200,
+      seed: 9,
+      paymentsPerCustomer: 3,
+      shuffle: true,
+      shapes: ['denormalised'],
+    });
+    const args = [
+      'customers',
+      'batch',
+      'export.csv',
+      '--mapping',
+      MAPPING,
+      '--chunk-size',
+      '100',
+      '--concurrency',
+      '2',
+      '-o',
+      'json',
+    ];
 
     // The reference: one uninterrupted run.
     const referenceDir = mkdtempSync(join(work, 'reference-'));
@@ -75,7 +95,11 @@ describe('a push killed with SIGKILL, then rerun with --resume', () => {
       expect(res.code).toBe(0);
       const summary = JSON.parse(res.stdout);
       expect(summary.resumed).toBe(true);
-      expect(summary.requests).toMatchObject({ total: 12, acknowledged_before: ackedBeforeKill, sent: 12 - ackedBeforeKill });
+      expect(summary.requests).toMatchObject({
+        total: 12,
+        acknowledged_before: ackedBeforeKill,
+        sent: 12 - ackedBeforeKill,
+      });
       expect(summary.customers).toMatchObject({ read: 1200, accepted: 1200, not_sent: 0 });
       expect(batchRequests(await sandbox.stats())).toBe(12 - ackedBeforeKill);
     } finally {

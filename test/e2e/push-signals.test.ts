@@ -21,9 +21,24 @@ describe('Ctrl-C during a push run with a saved profile', () => {
       const stateDir = join(work, 'state');
       const { LEADCTL_CLIENT_ID: clientId, LEADCTL_CLIENT_SECRET: secret, ...profileEnv } = pushEnv(sandbox, stateDir);
       // A saved profile, as a person has: reading it loads conf, whose exit hook re-sends signals.
-      const login = await runBinary(['auth', 'login', '--client-id', clientId!, '--client-secret-stdin'], { env: profileEnv, input: secret + '\n' });
+      const login = await runBinary(['auth', 'login', '--client-id', clientId!, '--client-secret-stdin'], {
+        env: profileEnv,
+        input: secret + '\n',
+      });
       expect(login.code, login.stderr).toBe(0);
-      const args = ['customers', 'batch', 'export.csv', '--mapping', MAPPING, '--chunk-size', '100', '--concurrency', '1', '-o', 'json'];
+      const args = [
+        'customers',
+        'batch',
+        'export.csv',
+        '--mapping',
+        MAPPING,
+        '--chunk-size',
+        '100',
+        '--concurrency',
+        '1',
+        '-o',
+        'json',
+      ];
       const run = spawnBinary(args, profileEnv, exportDir);
       let ended = false;
       void run.exited.then(() => (ended = true));

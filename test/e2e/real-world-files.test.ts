@@ -18,7 +18,13 @@ let counts: { customers: number; loans: number; payments: number };
 
 beforeAll(async () => {
   exportDir = join(work, 'export');
-  counts = await writeExport({ out: exportDir, customers: 25, seed: 3, paymentsPerCustomer: 3, shapes: ['denormalised'] });
+  counts = await writeExport({
+    out: exportDir,
+    customers: 25,
+    seed: 3,
+    paymentsPerCustomer: 3,
+    shapes: ['denormalised'],
+  });
   sandbox = await startSandboxProcess();
   env = pushEnv(sandbox);
 });
@@ -27,9 +33,14 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const exportLines = () => readFileSync(join(exportDir, 'export.csv'), 'utf8').replace(/\r\n/g, '\n').replace(/\n$/, '').split('\n');
+const exportLines = () =>
+  readFileSync(join(exportDir, 'export.csv'), 'utf8').replace(/\r\n/g, '\n').replace(/\n$/, '').split('\n');
 const validate = (file: string, extra: string[] = []) =>
-  runBinary(['customers', 'batch', file, '--mapping', MAPPING, '--validate-only', '-o', 'json', ...extra], { env, cwd: work, timeoutMs: 30_000 });
+  runBinary(['customers', 'batch', file, '--mapping', MAPPING, '--validate-only', '-o', 'json', ...extra], {
+    env,
+    cwd: work,
+    timeoutMs: 30_000,
+  });
 
 describe('line endings as exporters write them (customers batch)', () => {
   it.each([
@@ -54,7 +65,9 @@ describe('headers', () => {
     writeFileSync(join(work, 'dup.csv'), lines.join('\n') + '\n');
     const r = await validate('dup.csv');
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/dup\.csv, row 1: header has the column name "Principal" \(columns \d+ and \d+\) more than once/);
+    expect(r.stderr).toMatch(
+      /dup\.csv, row 1: header has the column name "Principal" \(columns \d+ and \d+\) more than once/,
+    );
   });
 
   it('dry-run --file refuses a duplicate column name (exit 2)', async () => {
@@ -88,14 +101,18 @@ describe('no records', () => {
     const batch = await validate('header-only-export.csv');
     expect(batch.code).toBe(2);
     expect(batch.stderr).toMatch(/header-only-export\.csv: no records/);
-    const loans = await runBinary(['loans', 'push', 'header-only-export.csv', '--mapping', MAPPING, '--validate-only', '-o', 'json'], { env, cwd: work });
+    const loans = await runBinary(
+      ['loans', 'push', 'header-only-export.csv', '--mapping', MAPPING, '--validate-only', '-o', 'json'],
+      { env, cwd: work },
+    );
     expect(loans.code).toBe(2);
     expect(loans.stderr).toMatch(/no records/);
   });
 });
 
 describe('bytes that are not the text they claim (dry-run --file)', () => {
-  const run = (f: string, extra: string[] = []) => runBinary(['dry-run', '--file', f, ...extra, '-o', 'json'], { env, cwd: work });
+  const run = (f: string, extra: string[] = []) =>
+    runBinary(['dry-run', '--file', f, ...extra, '-o', 'json'], { env, cwd: work });
 
   it('Latin-1 is refused with the byte offset and line, and read with --encoding latin1', async () => {
     writeFileSync(join(work, 'latin1.csv'), Buffer.from('email,name\nrene@example.com,Ren\xe9\n', 'latin1'));
@@ -123,8 +140,14 @@ describe('bytes that are not the text they claim (dry-run --file)', () => {
 
 describe('sizes', () => {
   it('lists create on a 700 KB single-line file ends with an answer, not a runaway regular expression', async () => {
-    writeFileSync(join(work, 'one-line.csv'), Array.from({ length: 70_000 }, (_, i) => String(100_000_000 + i)).join(','));
-    const r = await runBinary(['lists', 'create', 'one-line.csv', '--name', 'one line', '--type', 'ssn', '--validate-only', '-o', 'json'], { env, cwd: work, timeoutMs: 30_000 });
+    writeFileSync(
+      join(work, 'one-line.csv'),
+      Array.from({ length: 70_000 }, (_, i) => String(100_000_000 + i)).join(','),
+    );
+    const r = await runBinary(
+      ['lists', 'create', 'one-line.csv', '--name', 'one line', '--type', 'ssn', '--validate-only', '-o', 'json'],
+      { env, cwd: work, timeoutMs: 30_000 },
+    );
     expect(r.signal).toBeNull();
     expect([0, 2, 4]).toContain(r.code);
   });
@@ -153,15 +176,24 @@ describe('files leadctl writes', () => {
   });
 
   it('dry-run --out neutralises spreadsheet formulas from the input (0600, no .partial left); --csv-raw writes them as they are', async () => {
-    writeFileSync(join(work, 'formulas.csv'), 'ssn,email,note\n123456789,a@example.com,"=HYPERLINK(""http://x"",""y"")"\n234567890,b@example.com,@SUM(1)\n');
-    const safe = await runBinary(['dry-run', '--file', 'formulas.csv', '--out', 'checked.csv', '-o', 'json'], { env, cwd: work });
+    writeFileSync(
+      join(work, 'formulas.csv'),
+      'ssn,email,note\n123456789,a@example.com,"=HYPERLINK(""http://x"",""y"")"\n234567890,b@example.com,@SUM(1)\n',
+    );
+    const safe = await runBinary(['dry-run', '--file', 'formulas.csv', '--out', 'checked.csv', '-o', 'json'], {
+      env,
+      cwd: work,
+    });
     expect(safe.code).toBe(0);
     const text = readFileSync(join(work, 'checked.csv'), 'utf8');
     expect(text).toContain(`"'=HYPERLINK(""http://x"",""y"")"`);
     expect(text).toContain("'@SUM(1)");
     expect(statSync(join(work, 'checked.csv')).mode & 0o777).toBe(0o600);
     expect(existsSync(join(work, 'checked.csv.partial'))).toBe(false);
-    const raw = await runBinary(['dry-run', '--file', 'formulas.csv', '--out', 'raw.csv', '--csv-raw', '-o', 'json'], { env, cwd: work });
+    const raw = await runBinary(['dry-run', '--file', 'formulas.csv', '--out', 'raw.csv', '--csv-raw', '-o', 'json'], {
+      env,
+      cwd: work,
+    });
     expect(raw.code).toBe(0);
     expect(readFileSync(join(work, 'raw.csv'), 'utf8')).toMatch(/\n234567890,b@example.com,@SUM\(1\),/);
   });
@@ -187,7 +219,10 @@ describe('delimiters', () => {
     const detected = await runBinary(['dry-run', '--file', 'semi.csv', '-o', 'json'], { env, cwd: work });
     expect(detected.code, detected.stderr).toBe(0);
     writeFileSync(join(work, 'pipes.txt'), 'name|ssn\nA|123456789\n');
-    const named = await runBinary(['dry-run', '--file', 'pipes.txt', '--delimiter', 'pipe', '--ssn-column', 'ssn', '-o', 'ndjson'], { env, cwd: work });
+    const named = await runBinary(
+      ['dry-run', '--file', 'pipes.txt', '--delimiter', 'pipe', '--ssn-column', 'ssn', '-o', 'ndjson'],
+      { env, cwd: work },
+    );
     expect(named.code, named.stderr).toBe(0);
     expect(JSON.parse(named.stdout.trim())).toMatchObject({ name: 'A', pass: true });
     const bad = await runBinary(['dry-run', '--file', 'pipes.txt', '--delimiter', '""'], { env, cwd: work });

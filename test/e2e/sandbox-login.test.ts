@@ -60,7 +60,10 @@ describe('sandbox start --save-profile / --env (one-step login)', () => {
     const env = tempDirs();
     const store = await openProfileStore(env.LEADCTL_CONFIG_DIR);
     store.saveProfile('prod', { base_url: 'https://api.example.com', client_id: 'real', client_secret: 'kept' });
-    const result = await runBinary(['sandbox', 'start', '--memory', '--port', '0', '--save-profile', 'prod'], { env, timeoutMs: 20_000 });
+    const result = await runBinary(['sandbox', 'start', '--memory', '--port', '0', '--save-profile', 'prod'], {
+      env,
+      timeoutMs: 20_000,
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/profile "prod" points at https:\/\/api\.example\.com/);
     expect(store.profile('prod')).toMatchObject({ base_url: 'https://api.example.com', client_secret: 'kept' });

@@ -7,7 +7,8 @@ import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const fixturePath = (...parts: string[]) => join(ROOT, 'fixtures', ...parts);
-export const readFixture = (...parts: string[]) => JSON.parse(readFileSync(fixturePath(...parts), 'utf8')) as Record<string, unknown>;
+export const readFixture = (...parts: string[]) =>
+  JSON.parse(readFileSync(fixturePath(...parts), 'utf8')) as Record<string, unknown>;
 
 export interface Env {
   sandbox: TestSandbox;
@@ -45,7 +46,8 @@ export async function startEnv(extraArgs: string[] = []): Promise<Env> {
     directKey: sandbox.campaigns.find((c) => !c.price_reject)!.api_key,
     priceRejectKey: sandbox.campaigns.find((c) => c.price_reject)!.api_key,
     dir,
-    run: (args, options = {}) => runBinary(args, { input: options.input, cwd: options.cwd ?? dir, env: { ...env, ...options.env } }),
+    run: (args, options = {}) =>
+      runBinary(args, { input: options.input, cwd: options.cwd ?? dir, env: { ...env, ...options.env } }),
     async postRaw(body) {
       const res = await fetch(`${sandbox.baseUrl}/api/legacy`, {
         method: 'POST',

@@ -24,7 +24,19 @@ describe('the staging file of a push', () => {
     mkdirSync(tmp);
     try {
       const env = { ...pushEnv(sandbox), LEADCTL_TMPDIR: tmp };
-      const args = ['customers', 'batch', '--loans', 'loans.csv', '--payments', 'payments.csv', '--mapping', MAPPING, '--validate-only', '-o', 'json'];
+      const args = [
+        'customers',
+        'batch',
+        '--loans',
+        'loans.csv',
+        '--payments',
+        'payments.csv',
+        '--mapping',
+        MAPPING,
+        '--validate-only',
+        '-o',
+        'json',
+      ];
       const killed = spawnBinary(args, env, join(work, 'export'));
       let seen: string | undefined;
       for (let i = 0; i < 400 && seen === undefined; i++) {

@@ -10,7 +10,13 @@ const root = mkdtempSync(join(tmpdir(), 'leadctl-e2e-systems-'));
 const FAST_RETRIES = { LEADCTL_RETRY_BASE_MS: '20', LEADCTL_RETRY_MAX_DELAY_MS: '200' };
 
 function envFor(sandbox: { baseUrl: string; clientId: string; clientSecret: string }): Record<string, string> {
-  return { LEADCTL_CONFIG_DIR: join(root, 'unused'), LEADCTL_BASE_URL: sandbox.baseUrl, LEADCTL_CLIENT_ID: sandbox.clientId, LEADCTL_CLIENT_SECRET: sandbox.clientSecret, ...FAST_RETRIES };
+  return {
+    LEADCTL_CONFIG_DIR: join(root, 'unused'),
+    LEADCTL_BASE_URL: sandbox.baseUrl,
+    LEADCTL_CLIENT_ID: sandbox.clientId,
+    LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
+    ...FAST_RETRIES,
+  };
 }
 
 let sandbox: TestSandbox;
@@ -21,10 +27,19 @@ beforeAll(async () => {
   const token = await fetch(`${sandbox.baseUrl}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: sandbox.clientId, client_secret: sandbox.clientSecret }),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: sandbox.clientId,
+      client_secret: sandbox.clientSecret,
+    }),
   }).then((r) => r.json() as Promise<{ access_token: string }>);
-  const res = await fetch(`${sandbox.baseUrl}/api/v1/resources/management-systems`, { headers: { authorization: `Bearer ${token.access_token}`, accept: 'application/json' } });
-  expected = ((await res.json()) as { data: Array<{ id: number; name: string }> }).data.map(({ id, name }) => ({ id, name }));
+  const res = await fetch(`${sandbox.baseUrl}/api/v1/resources/management-systems`, {
+    headers: { authorization: `Bearer ${token.access_token}`, accept: 'application/json' },
+  });
+  expected = ((await res.json()) as { data: Array<{ id: number; name: string }> }).data.map(({ id, name }) => ({
+    id,
+    name,
+  }));
 });
 
 afterAll(async () => {
@@ -43,7 +58,12 @@ describe('leadctl systems ls in every output format', () => {
   it('ndjson: one object per line', async () => {
     const r = await runBinary(['-o', 'ndjson', 'systems', 'ls'], { env: envFor(sandbox) });
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split('\n').map((l) => JSON.parse(l))).toEqual(expected);
+    expect(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual(expected);
   });
 
   it('csv: header and one row per system', async () => {
@@ -70,7 +90,9 @@ describe('leadctl systems ls when the service misbehaves', () => {
     try {
       // More attempts than the default, so that eight runs never fail by bad luck (0.3^12 each).
       const env = { ...envFor(flaky), LEADCTL_RETRY_ATTEMPTS: '12' };
-      const runs = await Promise.all(Array.from({ length: 8 }, () => runBinary(['--verbose', 'systems', 'ls'], { env })));
+      const runs = await Promise.all(
+        Array.from({ length: 8 }, () => runBinary(['--verbose', 'systems', 'ls'], { env })),
+      );
       for (const r of runs) {
         expect(r.stderr).not.toContain('Error:');
         expect(r.code).toBe(0);
@@ -78,7 +100,9 @@ describe('leadctl systems ls when the service misbehaves', () => {
       }
       const stats = await flaky.stats();
       expect(stats.faults['503']).toBeGreaterThan(0);
-      expect(runs.some((r) => r.stderr.includes('[http] retrying GET /api/v1/resources/management-systems'))).toBe(true);
+      expect(runs.some((r) => r.stderr.includes('[http] retrying GET /api/v1/resources/management-systems'))).toBe(
+        true,
+      );
     } finally {
       await flaky.stop();
     }
@@ -102,11 +126,15 @@ describe('leadctl systems ls when the service misbehaves', () => {
     try {
       const r = await runBinary(['systems', 'ls'], { env: { ...envFor(down), LEADCTL_RETRY_ATTEMPTS: '3' } });
       expect(r.code).toBe(5);
-      expect(r.stderr).toMatch(/Error: the service failed on GET \/api\/v1\/resources\/management-systems with HTTP 503.*after 3 attempts/);
+      expect(r.stderr).toMatch(
+        /Error: the service failed on GET \/api\/v1\/resources\/management-systems with HTTP 503.*after 3 attempts/,
+      );
       expect(r.stderr).toMatch(/Hint: .*run the command again later/);
       expect(r.stdout).toBe('');
       expect(stderrDocument(r.stderr).error).toMatchObject({ code: 'service', exit_code: 5 });
-      const asked = await runBinary(['systems', 'ls', '-o', 'json'], { env: { ...envFor(down), LEADCTL_RETRY_ATTEMPTS: '1' } });
+      const asked = await runBinary(['systems', 'ls', '-o', 'json'], {
+        env: { ...envFor(down), LEADCTL_RETRY_ATTEMPTS: '1' },
+      });
       expect(JSON.parse(asked.stdout).error).toMatchObject({ code: 'service', exit_code: 5 });
     } finally {
       await down.stop();
@@ -120,7 +148,10 @@ describe('leadctl systems ls when the service misbehaves', () => {
         probe.close(() => resolve(p));
       });
     });
-    const env = { ...envFor({ baseUrl: `http://127.0.0.1:${port}`, clientId: 'id', clientSecret: 'secret' }), LEADCTL_RETRY_MAX_WAIT_MS: '300' };
+    const env = {
+      ...envFor({ baseUrl: `http://127.0.0.1:${port}`, clientId: 'id', clientSecret: 'secret' }),
+      LEADCTL_RETRY_MAX_WAIT_MS: '300',
+    };
     const r = await runBinary(['systems', 'ls'], { env });
     expect(r.code).toBe(5);
     expect(r.stderr).toMatch(/could not reach the service .*connection refused/);

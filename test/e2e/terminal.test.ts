@@ -30,8 +30,13 @@ const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 function inTerminal(shell: string, input = '', timeoutMs = 30_000): Promise<{ screen: string; code: number | null }> {
   return new Promise((resolve) => {
     const base: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('LEADCTL_') && k !== 'CI') base[k] = v;
-    const child = spawn('script', ['-qfec', shell, '/dev/null'], { env: { ...base, ...env, NO_COLOR: '1' }, cwd: work, stdio: ['pipe', 'pipe', 'pipe'] });
+    for (const [k, v] of Object.entries(process.env))
+      if (v !== undefined && !k.startsWith('LEADCTL_') && k !== 'CI') base[k] = v;
+    const child = spawn('script', ['-qfec', shell, '/dev/null'], {
+      env: { ...base, ...env, NO_COLOR: '1' },
+      cwd: work,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let screen = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       screen += d;
@@ -69,15 +74,24 @@ describe('in a terminal', () => {
 
   it('asks before removing a profile, and goes on only on yes', async () => {
     const login = `printf '%s\\n' ${quote(sandbox.clientSecret)} | ${leadctl} --profile gone auth login --base-url ${quote(sandbox.baseUrl)} --client-id ${quote(sandbox.clientId)} --client-secret-stdin`;
-    const no = await inTerminal(`stty cols 100; ${login} >/dev/null 2>&1; ${leadctl} --profile gone auth logout --remove; echo "exit=$?"`, 'n\n');
+    const no = await inTerminal(
+      `stty cols 100; ${login} >/dev/null 2>&1; ${leadctl} --profile gone auth logout --remove; echo "exit=$?"`,
+      'n\n',
+    );
     expect(no.screen).toMatch(/Remove profile "gone" \(base URL, client id, secret and token\)\? \[y\/N\]/);
     expect(no.screen).toMatch(/not confirmed: nothing was changed[\s\S]*exit=2/);
-    const yes = await inTerminal(`stty cols 100; ${leadctl} --profile gone auth logout --remove -o json; echo "exit=$?"`, 'y\n');
+    const yes = await inTerminal(
+      `stty cols 100; ${leadctl} --profile gone auth logout --remove -o json; echo "exit=$?"`,
+      'y\n',
+    );
     expect(yes.screen).toMatch(/"removed": true[\s\S]*exit=0/);
   });
 
   it('auth login asks "Client id:" where it can be seen before anything is typed', async () => {
-    const r = await inTerminal(`stty cols 100; unset LEADCTL_CLIENT_ID LEADCTL_CLIENT_SECRET; ${leadctl} --profile typed auth login --base-url ${quote(sandbox.baseUrl)}; echo "exit=$?"`, 'some-client\n');
+    const r = await inTerminal(
+      `stty cols 100; unset LEADCTL_CLIENT_ID LEADCTL_CLIENT_SECRET; ${leadctl} --profile typed auth login --base-url ${quote(sandbox.baseUrl)}; echo "exit=$?"`,
+      'some-client\n',
+    );
     // The line as the terminal last drew it before the answer: readline's redraw must not wipe the question.
     const upToAnswer = r.screen.slice(0, r.screen.lastIndexOf('some-client'));
     const lastClear = upToAnswer.lastIndexOf('\u001b[0J');
@@ -86,7 +100,9 @@ describe('in a terminal', () => {
   });
 
   it('auth token prints the bare token for $(…) when stdout is a pipe', async () => {
-    const r = await inTerminal(`stty cols 100; t=$(${leadctl} auth token); curl -s -o /dev/null -w "status=%{http_code}" -H "Authorization: Bearer $t" ${quote(sandbox.baseUrl + '/api/v1/resources/management-systems')}`);
+    const r = await inTerminal(
+      `stty cols 100; t=$(${leadctl} auth token); curl -s -o /dev/null -w "status=%{http_code}" -H "Authorization: Bearer $t" ${quote(sandbox.baseUrl + '/api/v1/resources/management-systems')}`,
+    );
     expect(r.screen).toContain('status=200');
   });
 });
@@ -96,17 +112,25 @@ describe('retries are visible', () => {
     const { runBinary } = await import('../helpers/binary.js');
     const failing = await startSandboxProcess(['--fail-rate', '1']);
     try {
-      const r = await runBinary(['customers', 'batch', join(FIXTURES, 'export.csv'), '--mapping', MAPPING, '-o', 'json'], {
-        env: { ...pushEnv(failing), LEADCTL_RETRY_ATTEMPTS: '3' },
-        cwd: work,
-      });
+      const r = await runBinary(
+        ['customers', 'batch', join(FIXTURES, 'export.csv'), '--mapping', MAPPING, '-o', 'json'],
+        {
+          env: { ...pushEnv(failing), LEADCTL_RETRY_ATTEMPTS: '3' },
+          cwd: work,
+        },
+      );
       expect(r.code).toBe(5);
-      expect(r.stderr).toMatch(/POST \/api\/v1\/loan-performance\/batches\/customers: HTTP 503, retry 1 of 2 in [\d.]+ m?s/);
+      expect(r.stderr).toMatch(
+        /POST \/api\/v1\/loan-performance\/batches\/customers: HTTP 503, retry 1 of 2 in [\d.]+ m?s/,
+      );
       expect(r.stderr).toMatch(/retry 2 of 2 in/);
-      const quiet = await runBinary(['customers', 'batch', join(FIXTURES, 'export.csv'), '--mapping', MAPPING, '-o', 'json', '-q'], {
-        env: { ...pushEnv(failing), LEADCTL_RETRY_ATTEMPTS: '2' },
-        cwd: work,
-      });
+      const quiet = await runBinary(
+        ['customers', 'batch', join(FIXTURES, 'export.csv'), '--mapping', MAPPING, '-o', 'json', '-q'],
+        {
+          env: { ...pushEnv(failing), LEADCTL_RETRY_ATTEMPTS: '2' },
+          cwd: work,
+        },
+      );
       expect(quiet.stderr).not.toMatch(/retry 1 of/);
     } finally {
       await failing.stop();

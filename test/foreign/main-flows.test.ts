@@ -25,7 +25,13 @@ beforeAll(async () => {
   env = { LEADCTL_CONFIG_DIR: join(work, 'config'), LEADCTL_STATE_DIR: join(work, 'state'), HOME: work };
   writeFileSync(join(work, 'ssn.csv'), 'ssn\n345-67-8901\n456-78-9012\n');
   writeFileSync(join(work, 'ssn2.csv'), 'ssn\n567-89-0123\n');
-  await writeExport({ out: join(work, 'export'), customers: 25, seed: 4, paymentsPerCustomer: 2, shapes: ['denormalised'] });
+  await writeExport({
+    out: join(work, 'export'),
+    customers: 25,
+    seed: 4,
+    paymentsPerCustomer: 2,
+    shapes: ['denormalised'],
+  });
 });
 afterAll(async () => {
   await server.close();
@@ -36,7 +42,10 @@ const run = (args: string[], input?: string) => runBinary(args, { env, input, cw
 
 describe('main flows against a contract-only service (built binary)', () => {
   it('auth login: checks the secret and saves the profile', async () => {
-    const res = await run(['auth', 'login', '--base-url', server.baseUrl, '--client-id', server.clientId, '--client-secret-stdin'], server.clientSecret + '\n');
+    const res = await run(
+      ['auth', 'login', '--base-url', server.baseUrl, '--client-id', server.clientId, '--client-secret-stdin'],
+      server.clientSecret + '\n',
+    );
     expect(res.code, res.stderr).toBe(0);
     expect(server.tokens()).toBeGreaterThan(0);
     const status = await run(['auth', 'status', '-o', 'json']);
@@ -45,7 +54,18 @@ describe('main flows against a contract-only service (built binary)', () => {
   });
 
   it('lists create / ls / get / update: found under list-manager, then straight there', async () => {
-    const created = await run(['lists', 'create', 'ssn.csv', '--name', 'Do not buy', '--type', 'ssn', '-o', 'json', '--verbose']);
+    const created = await run([
+      'lists',
+      'create',
+      'ssn.csv',
+      '--name',
+      'Do not buy',
+      '--type',
+      'ssn',
+      '-o',
+      'json',
+      '--verbose',
+    ]);
     expect(created.code, created.stderr).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({ list_id: 1, uploaded: 2 });
     expect(created.stderr).toMatch(/no lists route at \/api\/v1\/lead-management\/lists/);
@@ -69,24 +89,60 @@ describe('main flows against a contract-only service (built binary)', () => {
   });
 
   it('customers batch: a batch answered {} counts every record unconfirmed, none accepted', async () => {
-    const res = await run(['customers', 'batch', 'export/export.csv', '--mapping', join(FIXTURES, 'lms', 'mapping.json'), '--chunk-size', '10', '-o', 'json']);
+    const res = await run([
+      'customers',
+      'batch',
+      'export/export.csv',
+      '--mapping',
+      join(FIXTURES, 'lms', 'mapping.json'),
+      '--chunk-size',
+      '10',
+      '-o',
+      'json',
+    ]);
     expect(res.code, res.stderr).toBe(0);
     const summary = JSON.parse(res.stdout);
     expect(summary.status).toBe('completed');
-    expect(summary.customers).toMatchObject({ read: 25, sent: 25, accepted: 0, unconfirmed: 25, rejected: 0, not_sent: 0 });
+    expect(summary.customers).toMatchObject({
+      read: 25,
+      sent: 25,
+      accepted: 0,
+      unconfirmed: 25,
+      rejected: 0,
+      not_sent: 0,
+    });
     expect(summary.loans.unconfirmed).toBe(summary.loans.sent);
     expect(summary.payments.unconfirmed).toBe(summary.payments.sent);
     expect(summary.payments.accepted).toBe(0);
     expect(summary.requests).toMatchObject({ total: 3, sent: 3 });
     expect(server.batches).toHaveLength(3);
-    const table = await run(['customers', 'batch', 'export/export.csv', '--mapping', join(FIXTURES, 'lms', 'mapping.json'), '-o', 'table']);
+    const table = await run([
+      'customers',
+      'batch',
+      'export/export.csv',
+      '--mapping',
+      join(FIXTURES, 'lms', 'mapping.json'),
+      '-o',
+      'table',
+    ]);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).not.toMatch(/everything was accepted/);
     expect(table.stdout).toMatch(/unconfirmed/);
   });
 
   it('customers batch --changed-only: batches answered {} are acknowledged, so the same export sends nothing next time', async () => {
-    const args = ['customers', 'batch', 'export/export.csv', '--mapping', join(FIXTURES, 'lms', 'mapping.json'), '--chunk-size', '10', '--changed-only', '-o', 'json'];
+    const args = [
+      'customers',
+      'batch',
+      'export/export.csv',
+      '--mapping',
+      join(FIXTURES, 'lms', 'mapping.json'),
+      '--chunk-size',
+      '10',
+      '--changed-only',
+      '-o',
+      'json',
+    ];
     const first = await run(args);
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout).customers).toMatchObject({ sent: 25, unconfirmed: 25, unchanged: 0 });
@@ -104,19 +160,50 @@ describe('main flows against a contract-only service (built binary)', () => {
   });
 
   it('customers, loans and payments push: one upsert each, answered without a body', async () => {
-    const customer = { customer_id: 'F-1', lead_loan: { loan_id: 'FL-1', lead_id: 500101, loan_amount: 50000, applied_at: '2026-03-06T16:15:00Z', loan_status: 'current' } };
+    const customer = {
+      customer_id: 'F-1',
+      lead_loan: {
+        loan_id: 'FL-1',
+        lead_id: 500101,
+        loan_amount: 50000,
+        applied_at: '2026-03-06T16:15:00Z',
+        loan_status: 'current',
+      },
+    };
     const c = await run(['customers', 'push', '-', '-o', 'json'], JSON.stringify(customer));
     expect(c.code, c.stderr).toBe(0);
     expect(JSON.parse(c.stdout).customers).toMatchObject({ read: 1, accepted: 1 });
     const loans = [
-      { customer_id: 'F-1', loan_id: 'FL-2', lead_id: 500102, loan_amount: 30000, applied_at: '2026-04-06T16:15:00Z', loan_status: 'current' },
-      { customer_id: 'NOBODY', loan_id: 'FL-3', lead_id: 500103, loan_amount: 30000, applied_at: '2026-04-06T16:15:00Z', loan_status: 'current' },
+      {
+        customer_id: 'F-1',
+        loan_id: 'FL-2',
+        lead_id: 500102,
+        loan_amount: 30000,
+        applied_at: '2026-04-06T16:15:00Z',
+        loan_status: 'current',
+      },
+      {
+        customer_id: 'NOBODY',
+        loan_id: 'FL-3',
+        lead_id: 500103,
+        loan_amount: 30000,
+        applied_at: '2026-04-06T16:15:00Z',
+        loan_status: 'current',
+      },
     ];
     const l = await run(['loans', 'push', '-', '--rejects', 'loan-rejects.csv', '-o', 'json'], JSON.stringify(loans));
     expect(l.code, l.stderr).toBe(4);
     expect(JSON.parse(l.stdout).loans).toMatchObject({ read: 2, sent: 2, accepted: 1, rejected: 1 });
     expect(readFileSync(join(work, 'loan-rejects.csv'), 'utf8')).toMatch(/does not know customer NOBODY \(HTTP 404\)/);
-    const payment = { customer_id: 'F-1', loan_id: 'FL-2', lead_id: 500102, payment_id: 'FP-1', payment_amount: 1000, payment_status: 'paid', payment_at: '2026-05-01T15:00:00Z' };
+    const payment = {
+      customer_id: 'F-1',
+      loan_id: 'FL-2',
+      lead_id: 500102,
+      payment_id: 'FP-1',
+      payment_amount: 1000,
+      payment_status: 'paid',
+      payment_at: '2026-05-01T15:00:00Z',
+    };
     const p = await run(['payments', 'push', '-', '-o', 'json'], JSON.stringify(payment));
     expect(p.code, p.stderr).toBe(0);
     expect(JSON.parse(p.stdout).payments).toMatchObject({ read: 1, accepted: 1 });
@@ -125,7 +212,12 @@ describe('main flows against a contract-only service (built binary)', () => {
   it('leads ids --all and leads get', async () => {
     const ids = await run(['leads', 'ids', '--date', '2026-01-05', '--per-page', '2', '--all', '-o', 'ndjson']);
     expect(ids.code, ids.stderr).toBe(0);
-    expect(ids.stdout.trim().split('\n').map((l) => JSON.parse(l).lead_id)).toEqual([101, 102, 103, 104, 105]);
+    expect(
+      ids.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).lead_id),
+    ).toEqual([101, 102, 103, 104, 105]);
     expect(ids.stderr).toMatch(/page 1 received/);
     const lead = await run(['leads', 'get', '102', '--map-ids', 'm2', '-o', 'json']);
     expect(lead.code, lead.stderr).toBe(0);
@@ -139,7 +231,15 @@ describe('main flows against a contract-only service (built binary)', () => {
   });
 
   it('legacy post: the envelope is read as the interface writes it', async () => {
-    const res = await run(['legacy', 'post', join(FIXTURES, 'legacy', 'accepted.json'), '--api-key', 'campaign-key-1', '-o', 'json']);
+    const res = await run([
+      'legacy',
+      'post',
+      join(FIXTURES, 'legacy', 'accepted.json'),
+      '--api-key',
+      'campaign-key-1',
+      '-o',
+      'json',
+    ]);
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/example\.invalid\/r\/1/);
   });

@@ -18,7 +18,13 @@ const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'leadctl-minimal-'));
 beforeAll(async () => {
   writeFileSync(join(work, 'ssn.csv'), 'ssn\n345-67-8901\n456-78-9012\n');
-  await writeExport({ out: join(work, 'export'), customers: 20, seed: 8, paymentsPerCustomer: 2, shapes: ['denormalised'] });
+  await writeExport({
+    out: join(work, 'export'),
+    customers: 20,
+    seed: 8,
+    paymentsPerCustomer: 2,
+    shapes: ['denormalised'],
+  });
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -56,7 +62,15 @@ describe('sandbox start --minimal (built binary on both sides)', () => {
   });
 
   it('a batch answered {} counts its records unconfirmed, never accepted', async () => {
-    const res = await run(['customers', 'batch', join(work, 'export', 'export.csv'), '--mapping', join(FIXTURES, 'lms', 'mapping.json'), '-o', 'json']);
+    const res = await run([
+      'customers',
+      'batch',
+      join(work, 'export', 'export.csv'),
+      '--mapping',
+      join(FIXTURES, 'lms', 'mapping.json'),
+      '-o',
+      'json',
+    ]);
     expect([0, 4]).toContain(res.code);
     const summary = JSON.parse(res.stdout);
     expect(summary.customers.accepted).toBe(0);
@@ -84,7 +98,10 @@ describe('sandbox start --lists-prefix lead-management', () => {
     try {
       const env = envFor(sb, 'lead-management');
       expect((await fetch(`${sb.baseUrl}/api/v1/list-manager/lists`)).status).toBe(404);
-      const created = await runBinary(['lists', 'create', 'ssn.csv', '--name', 'LM', '--type', 'ssn', '-o', 'json'], { env, cwd: work });
+      const created = await runBinary(['lists', 'create', 'ssn.csv', '--name', 'LM', '--type', 'ssn', '-o', 'json'], {
+        env,
+        cwd: work,
+      });
       expect(created.code, created.stderr).toBe(0);
       const stats = await sb.stats();
       expect(stats.requests.by_route['POST /api/v1/lead-management/lists']).toBe(1);

@@ -7,7 +7,10 @@ import type { MemoryIO } from './memory-io.js';
 
 export interface FakeOptions {
   /** Answer for the n-th batch request (0-based): 'ok', a skipped list, or an error to throw. */
-  answer?: (n: number, body: { customers: { customer_id: string }[] }) => 'ok' | { skipped: { path: string; id: string | null; errors: string[] }[] } | Error | Promise<'ok'>;
+  answer?: (
+    n: number,
+    body: { customers: { customer_id: string }[] },
+  ) => 'ok' | { skipped: { path: string; id: string | null; errors: string[] }[] } | Error | Promise<'ok'>;
 }
 
 export function fakeClient(options: FakeOptions = {}) {
@@ -26,7 +29,12 @@ export function fakeClient(options: FakeOptions = {}) {
       if (answer instanceof Error) throw answer;
       bodies.push(body);
       const skipped = answer === 'ok' ? [] : answer.skipped;
-      return { status: 200, headers: {}, attempts: 1, body: { data: { accepted: { customers: 0, loans: 0, payments: 0 }, skipped } } };
+      return {
+        status: 200,
+        headers: {},
+        attempts: 1,
+        body: { data: { accepted: { customers: 0, loans: 0, payments: 0 }, skipped } },
+      };
     },
   };
   return { client: client as unknown as ApiClient, bodies };
@@ -44,5 +52,13 @@ export function environment(io: MemoryIO, client: ApiClient, events: PushEvent[]
 }
 
 export function request(overrides: Partial<BatchPushRequest>): BatchPushRequest {
-  return { inputs: [], chunkSize: 1000, maxBytes: 8 * 1024 * 1024, concurrency: 4, validateOnly: false, resume: false, ...overrides };
+  return {
+    inputs: [],
+    chunkSize: 1000,
+    maxBytes: 8 * 1024 * 1024,
+    concurrency: 4,
+    validateOnly: false,
+    resume: false,
+    ...overrides,
+  };
 }

@@ -11,7 +11,10 @@ export interface RunResult {
 }
 
 /** Runs the built binary as a user would, with its own environment only (no inherited LEADCTL_*). */
-export function runBinary(args: string[], options: { env?: Record<string, string>; input?: string; cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export function runBinary(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string; cwd?: string; timeoutMs?: number } = {},
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const baseEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('LEADCTL_')) baseEnv[k] = v;

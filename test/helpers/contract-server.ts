@@ -52,7 +52,18 @@ export interface ContractServer {
   /** Requests other than the token endpoint's. */
   api(): SeenRequest[];
   tokens(): number;
-  lists: Map<number, { id: number; name: string; type: string; items: string[]; created_at: string; updated_at: string; deleted_at: null }>;
+  lists: Map<
+    number,
+    {
+      id: number;
+      name: string;
+      type: string;
+      items: string[];
+      created_at: string;
+      updated_at: string;
+      deleted_at: null;
+    }
+  >;
   customers: Map<string, { loans: Set<string> }>;
   batches: unknown[];
   close(): Promise<void>;
@@ -79,7 +90,14 @@ export async function startContractServer(options: ContractServerOptions = {}): 
       } catch {
         json = undefined;
       }
-      const s: SeenRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body, json };
+      const s: SeenRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body,
+        json,
+      };
       seen.push(s);
       const scripted = options.answer?.(s, ++calls);
       if (scripted) {
@@ -89,11 +107,21 @@ export async function startContractServer(options: ContractServerOptions = {}): 
       if (s.path === '/oauth/token' && s.method === 'POST') {
         const form = new URLSearchParams(body);
         if (form.get('client_id') !== CONTRACT_CLIENT_ID || form.get('client_secret') !== CONTRACT_CLIENT_SECRET) {
-          send(res, { status: 401, body: { error: 'invalid_client', error_description: 'Client authentication failed', message: 'Client authentication failed' } });
+          send(res, {
+            status: 401,
+            body: {
+              error: 'invalid_client',
+              error_description: 'Client authentication failed',
+              message: 'Client authentication failed',
+            },
+          });
           return;
         }
         tokens++;
-        send(res, { status: 200, body: { token_type: 'Bearer', expires_in: 3600, access_token: `contract-token-${tokens}` } });
+        send(res, {
+          status: 200,
+          body: { token_type: 'Bearer', expires_in: 3600, access_token: `contract-token-${tokens}` },
+        });
         return;
       }
       if (s.path !== '/api/legacy' && !/^Bearer contract-token-\d+$/.test(String(req.headers.authorization ?? ''))) {
@@ -105,8 +133,18 @@ export async function startContractServer(options: ContractServerOptions = {}): 
   });
 
   const now = () => new Date().toISOString().replace(/\.\d+Z$/, '.000000Z');
-  const listJson = (l: ReturnType<ContractServer['lists']['get']> & object) => ({ id: l.id, name: l.name, type: l.type, deleted_at: null, created_at: l.created_at, updated_at: l.updated_at });
-  const invalid = (errors: Record<string, string[]>): Answer => ({ status: 422, body: { message: 'The given data was invalid.', errors } });
+  const listJson = (l: ReturnType<ContractServer['lists']['get']> & object) => ({
+    id: l.id,
+    name: l.name,
+    type: l.type,
+    deleted_at: null,
+    created_at: l.created_at,
+    updated_at: l.updated_at,
+  });
+  const invalid = (errors: Record<string, string[]>): Answer => ({
+    status: 422,
+    body: { message: 'The given data was invalid.', errors },
+  });
 
   function route(s: SeenRequest): Answer {
     const { method, path } = s;
@@ -124,16 +162,34 @@ export async function startContractServer(options: ContractServerOptions = {}): 
         return {
           status: 200,
           body: {
-            current_page: page, data, first_page_url: `${base}?page=1`, from: data.length ? (page - 1) * perPage + 1 : null, last_page: last,
-            last_page_url: `${base}?page=${last}`, links: [], next_page_url: page < last ? `${base}?page=${page + 1}` : null, path: base,
-            per_page: perPage, prev_page_url: page > 1 ? `${base}?page=${page - 1}` : null, to: data.length ? (page - 1) * perPage + data.length : null,
+            current_page: page,
+            data,
+            first_page_url: `${base}?page=1`,
+            from: data.length ? (page - 1) * perPage + 1 : null,
+            last_page: last,
+            last_page_url: `${base}?page=${last}`,
+            links: [],
+            next_page_url: page < last ? `${base}?page=${page + 1}` : null,
+            path: base,
+            per_page: perPage,
+            prev_page_url: page > 1 ? `${base}?page=${page - 1}` : null,
+            to: data.length ? (page - 1) * perPage + data.length : null,
             total: scripted?.total ?? all.length,
           },
         };
       }
       if (id === undefined && method === 'POST') {
-        if (typeof body.name !== 'string' || typeof body.type !== 'string' || !Array.isArray(body.list)) return invalid({ name: ['The name field is required.'] });
-        const l = { id: nextListId++, name: body.name, type: body.type, items: body.list as string[], created_at: now(), updated_at: now(), deleted_at: null };
+        if (typeof body.name !== 'string' || typeof body.type !== 'string' || !Array.isArray(body.list))
+          return invalid({ name: ['The name field is required.'] });
+        const l = {
+          id: nextListId++,
+          name: body.name,
+          type: body.type,
+          items: body.list as string[],
+          created_at: now(),
+          updated_at: now(),
+          deleted_at: null,
+        };
         lists.set(l.id, l);
         return { status: 201, body: { data: listJson(l) } };
       }
@@ -142,7 +198,8 @@ export async function startContractServer(options: ContractServerOptions = {}): 
         if (!l) return { status: 404, body: NOT_FOUND };
         if (method === 'GET') return { status: 200, body: { data: listJson(l) } };
         if (method === 'PUT') {
-          if (typeof body.name !== 'string' || typeof body.type !== 'string' || !Array.isArray(body.list)) return invalid({ list: ['The list field is required.'] });
+          if (typeof body.name !== 'string' || typeof body.type !== 'string' || !Array.isArray(body.list))
+            return invalid({ list: ['The list field is required.'] });
           Object.assign(l, { name: body.name, type: body.type, items: body.list, updated_at: now() });
           return { status: 200, body: { data: listJson(l) } };
         }
@@ -185,7 +242,11 @@ export async function startContractServer(options: ContractServerOptions = {}): 
       const base = 'http://127.0.0.1/api/v1/lead-data/lead-ids';
       return {
         status: 200,
-        body: { data, links: { first: null, last: null, prev: null, next: next ? `${base}?cursor=${next}` : null }, meta: { path: base, per_page: perPage, next_cursor: next, prev_cursor: cursor } },
+        body: {
+          data,
+          links: { first: null, last: null, prev: null, next: next ? `${base}?cursor=${next}` : null },
+          meta: { path: base, per_page: perPage, next_cursor: next, prev_cursor: cursor },
+        },
       };
     }
     const lead = /^\/api\/v1\/lead-data\/leads\/(\d+)$/.exec(path);
@@ -199,20 +260,45 @@ export async function startContractServer(options: ContractServerOptions = {}): 
         status: 200,
         body: {
           data: [
-            { id: 'm1', category: 'Lead', subcategory: 'Internal Lead Data', name: 'Lead ID', column: 'lead_id', type: 'Number' },
-            { id: 'm2', category: 'Lead', subcategory: 'Internal Lead Data', name: 'Account ID', column: 'account_id', type: 'Number' },
+            {
+              id: 'm1',
+              category: 'Lead',
+              subcategory: 'Internal Lead Data',
+              name: 'Lead ID',
+              column: 'lead_id',
+              type: 'Number',
+            },
+            {
+              id: 'm2',
+              category: 'Lead',
+              subcategory: 'Internal Lead Data',
+              name: 'Account ID',
+              column: 'account_id',
+              type: 'Number',
+            },
           ],
         },
       };
     }
     if (method === 'POST' && path === '/api/v1/lead-processing/dry-run') {
-      if (!body.social_security_number && !body.email) return invalid({ social_security_number: ['The social security number field is required when email is not present.'] });
+      if (!body.social_security_number && !body.email)
+        return invalid({
+          social_security_number: ['The social security number field is required when email is not present.'],
+        });
       return { status: 200, body: { data: { pass: true } } };
     }
-    if (method === 'GET' && path === '/api/v1/resources/management-systems') return { status: 200, body: { data: [{ id: 1, name: 'LMS One' }] } };
+    if (method === 'GET' && path === '/api/v1/resources/management-systems')
+      return { status: 200, body: { data: [{ id: 1, name: 'LMS One' }] } };
     if (method === 'POST' && path === '/api/legacy') {
-      if (typeof body.api_key !== 'string' || body.api_key === '') return { status: 200, body: { status: 'ERROR', result: null, redirect_url: null, errors: ['The api key field is required.'] } };
-      return { status: 200, body: { status: 'OK', result: 'A', redirect_url: 'https://example.invalid/r/1', errors: [] } };
+      if (typeof body.api_key !== 'string' || body.api_key === '')
+        return {
+          status: 200,
+          body: { status: 'ERROR', result: null, redirect_url: null, errors: ['The api key field is required.'] },
+        };
+      return {
+        status: 200,
+        body: { status: 'OK', result: 'A', redirect_url: 'https://example.invalid/r/1', errors: [] },
+      };
     }
     return { status: 404, body: ROUTE_MISSING(path) };
   }

@@ -10,7 +10,15 @@ export interface MemoryIO extends IO {
 }
 
 /** An IO for in-process command tests: captured output, given stdin and environment. */
-export function memoryIO(options: { stdin?: string; env?: Record<string, string | undefined>; tty?: boolean; cwd?: string; now?: () => Date } = {}): MemoryIO {
+export function memoryIO(
+  options: {
+    stdin?: string;
+    env?: Record<string, string | undefined>;
+    tty?: boolean;
+    cwd?: string;
+    now?: () => Date;
+  } = {},
+): MemoryIO {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   const stdout = new PassThrough();
@@ -22,7 +30,9 @@ export function memoryIO(options: { stdin?: string; env?: Record<string, string 
   Object.assign(stderr, { isTTY: tty, columns: 120 });
   const signals = new EventEmitter();
   return {
-    stdin: Object.assign(Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]), { isTTY: false }),
+    stdin: Object.assign(Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]), {
+      isTTY: false,
+    }),
     stdout,
     stderr,
     env: options.env ?? {},

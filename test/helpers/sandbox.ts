@@ -33,10 +33,14 @@ export function startSandboxProcess(extraArgs: string[] = []): Promise<TestSandb
   const storeArgs = extraArgs.includes('--data-dir') ? [] : ['--memory'];
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('LEADCTL_')) env[k] = v;
-  const child = spawn(process.execPath, [BIN, 'sandbox', 'start', '--port', '0', ...storeArgs, '--output', 'json', ...extraArgs], {
-    env: { ...env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [BIN, 'sandbox', 'start', '--port', '0', ...storeArgs, '--output', 'json', ...extraArgs],
+    {
+      env: { ...env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -52,7 +56,12 @@ export function startSandboxProcess(extraArgs: string[] = []): Promise<TestSandb
       if (newline < 0) return;
       child.off('exit', onExit);
       try {
-        const line = JSON.parse(stdout.slice(0, newline)) as { base_url: string; client_id: string; client_secret: string; campaigns: SandboxCampaignKey[] };
+        const line = JSON.parse(stdout.slice(0, newline)) as {
+          base_url: string;
+          client_id: string;
+          client_secret: string;
+          campaigns: SandboxCampaignKey[];
+        };
         resolve({
           process: child,
           baseUrl: line.base_url,
@@ -67,14 +76,20 @@ export function startSandboxProcess(extraArgs: string[] = []): Promise<TestSandb
         });
       } catch (err) {
         child.kill('SIGKILL');
-        reject(new Error(`sandbox printed an unreadable first line: ${stdout.slice(0, newline)} (${(err as Error).message})`));
+        reject(
+          new Error(
+            `sandbox printed an unreadable first line: ${stdout.slice(0, newline)} (${(err as Error).message})`,
+          ),
+        );
       }
     });
   });
 }
 
 /** Starts a sandbox in this process (in-memory store, ephemeral loopback port unless told otherwise). */
-export async function startSandboxInProcess(options: SandboxOptions = {}): Promise<TestSandbox & { sandbox: RunningSandbox }> {
+export async function startSandboxInProcess(
+  options: SandboxOptions = {},
+): Promise<TestSandbox & { sandbox: RunningSandbox }> {
   const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, memory: options.dataDir === undefined, ...options });
   return {
     sandbox,
@@ -102,7 +117,8 @@ export function startSandboxWithEnv(
   options: { bare?: boolean } = {},
 ): Promise<{ process: ChildProcess; stdout: string; stop(): Promise<void> }> {
   const base: Record<string, string> = {};
-  if (!options.bare) for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('LEADCTL_')) base[k] = v;
+  if (!options.bare)
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('LEADCTL_')) base[k] = v;
   const child = spawn(process.execPath, [BIN, 'sandbox', 'start', '--memory', '--port', '0', '--env', ...extraArgs], {
     env: { ...base, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

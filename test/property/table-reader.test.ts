@@ -19,7 +19,10 @@ const params = (numRuns: number) => ({ seed, numRuns });
 const DELIMITERS = [',', ';', '\t', '|'] as const;
 const EOLS = ['\r\n', '\n', '\r'] as const;
 const cellChars = fc.constantFrom('a', 'Z', '7', ' ', ',', ';', '\t', '|', '"', '\r', '\n', 'é', '€', '😀', '=', '-');
-const cell = fc.oneof({ weight: 3, arbitrary: fc.string({ unit: fc.constantFrom('a', 'b', '1', ' ', '.'), maxLength: 8 }) }, { weight: 2, arbitrary: fc.string({ unit: cellChars, maxLength: 10 }) });
+const cell = fc.oneof(
+  { weight: 3, arbitrary: fc.string({ unit: fc.constantFrom('a', 'b', '1', ' ', '.'), maxLength: 8 }) },
+  { weight: 2, arbitrary: fc.string({ unit: cellChars, maxLength: 10 }) },
+);
 const table = fc.array(fc.array(cell, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 12 });
 
 interface Written {
@@ -31,10 +34,19 @@ function quote(value: string): string {
   return `"${value.replaceAll('"', '""')}"`;
 }
 
-function write(rows: string[][], delimiter: string, eols: string[], quoteAll: boolean, finalEol: boolean, bom: boolean): Written {
+function write(
+  rows: string[][],
+  delimiter: string,
+  eols: string[],
+  quoteAll: boolean,
+  finalEol: boolean,
+  bom: boolean,
+): Written {
   const lines = rows.map((cells) =>
     cells
-      .map((c) => (quoteAll || c.includes(delimiter) || /["\r\n]/.test(c) || (cells.length === 1 && c === '') ? quote(c) : c))
+      .map((c) =>
+        quoteAll || c.includes(delimiter) || /["\r\n]/.test(c) || (cells.length === 1 && c === '') ? quote(c) : c,
+      )
       .join(delimiter),
   );
   let text = bom ? '\ufeff' : '';
@@ -111,7 +123,7 @@ describe('the one tabular reader on generated files', () => {
 
   it('reads the same rows from UTF-8, UTF-16LE, Latin-1 and gzip bytes through openInput (200 files)', async () => {
     await fc.assert(
-      fc.asyncProperty(table, fc.constantFrom('utf-8', 'utf-16le', 'latin1', 'gzip') , async (rows, how) => {
+      fc.asyncProperty(table, fc.constantFrom('utf-8', 'utf-16le', 'latin1', 'gzip'), async (rows, how) => {
         const latin = rows.map((cells) => cells.map((c) => c.replace(/[^\x00-\xff]/gu, 'x')));
         const expected = how === 'latin1' ? latin : rows;
         const { text } = write(expected, ',', ['\r\n', '\n'], false, true, false);
@@ -120,7 +132,11 @@ describe('the one tabular reader on generated files', () => {
         else if (how === 'latin1') bytes = Buffer.from(text, 'latin1');
         else if (how === 'gzip') bytes = gzipSync(Buffer.from(text, 'utf8'));
         else bytes = Buffer.from(text, 'utf8');
-        const input = await openInput('-', { stdin: Readable.from([bytes]) as never, cwd: '/', input: how === 'latin1' ? { encoding: 'latin1' } : {} });
+        const input = await openInput('-', {
+          stdin: Readable.from([bytes]) as never,
+          cwd: '/',
+          input: how === 'latin1' ? { encoding: 'latin1' } : {},
+        });
         const got: string[][] = [];
         for await (const batch of tableBatches(input, { delimiter: ',' })) for (const r of batch) got.push(r.cells);
         expect(got).toEqual(expected.filter((cells) => !(cells.length === 1 && cells[0] === '')));

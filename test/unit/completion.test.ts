@@ -25,10 +25,19 @@ function bashComplete(script: string, line: string[], cwd = process.cwd()): stri
   const file = join(dir, 'leadctl.bash');
   writeFileSync(file, script);
   const words = line.map((w) => `'${w.replace(/'/g, `'\\''`)}'`).join(' ');
-  const run = spawnSync('bash', ['--norc', '--noprofile', '-c', `source '${file}'; COMP_WORDS=(${words}); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); _leadctl; printf '%s\\n' "\${COMPREPLY[@]}"`], {
-    encoding: 'utf8',
-    cwd,
-  });
+  const run = spawnSync(
+    'bash',
+    [
+      '--norc',
+      '--noprofile',
+      '-c',
+      `source '${file}'; COMP_WORDS=(${words}); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); _leadctl; printf '%s\\n' "\${COMPREPLY[@]}"`,
+    ],
+    {
+      encoding: 'utf8',
+      cwd,
+    },
+  );
   expect(run.stderr).toBe('');
   expect(run.status).toBe(0);
   return run.stdout.split('\n').filter((l) => l !== '');
@@ -64,7 +73,10 @@ describe('the completion spec follows the commander tree', () => {
 
   it('picks up a command group added later without any change to the generators', () => {
     const extra: Register = (p) => {
-      p.command('frobnicate').description('a group that does not exist').command('twiddle').option('--knob <file>', 'a file');
+      p.command('frobnicate')
+        .description('a group that does not exist')
+        .command('twiddle')
+        .option('--knob <file>', 'a file');
     };
     for (const shell of COMPLETION_SHELLS) {
       const script = completionScript(shell, program([...commandGroups, extra]), '9.9.9');
@@ -81,7 +93,8 @@ describe.each(COMPLETION_SHELLS)('the %s script', (shell) => {
   it('names every command under its parent, and every option', () => {
     for (const cmd of allCommands(spec)) {
       for (const sub of cmd.commands) expect(script).toContain(`${cmd.path.join(' ')}/${sub.name}`);
-      for (const option of cmd.ownOptions) for (const name of option.names) expect(script).toContain(shell === 'fish' ? name.replace(/^--?/, '') : name);
+      for (const option of cmd.ownOptions)
+        for (const name of option.names) expect(script).toContain(shell === 'fish' ? name.replace(/^--?/, '') : name);
     }
     for (const alias of Object.keys(LIST_TYPE_ALIASES)) expect(script).toContain(alias);
     expect(script).toContain('1.2.3');
@@ -103,9 +116,12 @@ describe('bash completion in action', () => {
 
   it('offers the top-level commands, then the subcommands of a group', () => {
     const top = bashComplete(script, ['leadctl', '']);
-    for (const name of ['auth', 'systems', 'lists', 'leads', 'dry-run', 'legacy', 'sandbox', 'completion']) expect(top).toContain(name);
+    for (const name of ['auth', 'systems', 'lists', 'leads', 'dry-run', 'legacy', 'sandbox', 'completion'])
+      expect(top).toContain(name);
     expect(bashComplete(script, ['leadctl', 'li'])).toEqual(['lists']);
-    expect(bashComplete(script, ['leadctl', 'lists', ''])).toEqual(expect.arrayContaining(['create', 'update', 'get', 'ls']));
+    expect(bashComplete(script, ['leadctl', 'lists', ''])).toEqual(
+      expect.arrayContaining(['create', 'update', 'get', 'ls']),
+    );
   });
 
   it('offers the list-type aliases after --type, also in the --type=VALUE form', () => {
@@ -129,7 +145,17 @@ describe('bash completion in action', () => {
 
   it('offers the options of the command being typed', () => {
     const options = bashComplete(script, ['leadctl', 'lists', 'create', '--']);
-    for (const name of ['--name', '--type', '--column', '--skip-invalid', '--rejects', '--validate-only', '--output', '--help']) expect(options).toContain(name);
+    for (const name of [
+      '--name',
+      '--type',
+      '--column',
+      '--skip-invalid',
+      '--rejects',
+      '--validate-only',
+      '--output',
+      '--help',
+    ])
+      expect(options).toContain(name);
     expect(options).not.toContain('--version');
   });
 

@@ -34,7 +34,11 @@ export type DryRunCheck = { ok: true; request: DryRunRequest } | { ok: false; pr
  * Builds the request from what a person or a CSV row gave, with the shared schema's rules and
  * messages that name the field. Empty values count as absent.
  */
-export function buildDryRunRequest(ssn: string | undefined, email: string | undefined, lookbacks: Lookbacks): DryRunCheck {
+export function buildDryRunRequest(
+  ssn: string | undefined,
+  email: string | undefined,
+  lookbacks: Lookbacks,
+): DryRunCheck {
   const problems: string[] = [];
   const body: Record<string, unknown> = { ...lookbacks };
   let ssnInvalid = false;
@@ -83,13 +87,27 @@ const SSN_HEADERS = ['ssn', 'social_security_number', 'social_security', 'social
 const EMAIL_HEADERS = ['email', 'email_address', 'e_mail', 'emailaddress'];
 
 function headerKey(h: string): string {
-  return h.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+  return h
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
 }
 
-function findColumn(header: string[], wanted: string | undefined, candidates: string[], flag: string, file: string): number | undefined {
+function findColumn(
+  header: string[],
+  wanted: string | undefined,
+  candidates: string[],
+  flag: string,
+  file: string,
+): number | undefined {
   if (wanted !== undefined) {
     const i = header.findIndex((h) => headerKey(h) === headerKey(wanted));
-    if (i < 0) throw new InputError(`has no column "${wanted}" (${flag}); its columns are: ${header.join(', ')}`, { file, row: 1 });
+    if (i < 0)
+      throw new InputError(`has no column "${wanted}" (${flag}); its columns are: ${header.join(', ')}`, {
+        file,
+        row: 1,
+      });
     return i;
   }
   const i = header.findIndex((h) => candidates.includes(headerKey(h)));
@@ -109,31 +127,51 @@ export async function openDryRunFile(
   const input = chosen.input;
   const records = tableRows(tableBatches(input, { delimiter: chosen.delimiter }));
   const first = await records.next();
-  if (first.done) throw new InputError('is empty: expected a header row with an ssn and/or email column', { file: input.name });
+  if (first.done)
+    throw new InputError('is empty: expected a header row with an ssn and/or email column', { file: input.name });
   const header = first.value.cells.map((h) => h.trim());
   checkHeaderNames(input.name, header, headerKey);
   const ssnIndex = findColumn(header, options.ssnColumn, SSN_HEADERS, '--ssn-column', input.name);
   const emailIndex = findColumn(header, options.emailColumn, EMAIL_HEADERS, '--email-column', input.name);
   if (ssnIndex === undefined && emailIndex === undefined) {
-    throw new InputError(`has no ssn or email column; its columns are: ${header.join(', ')}`, { file: input.name, row: 1 }, {
-      hint: 'name the columns with --ssn-column NAME and/or --email-column NAME',
-    });
+    throw new InputError(
+      `has no ssn or email column; its columns are: ${header.join(', ')}`,
+      { file: input.name, row: 1 },
+      {
+        hint: 'name the columns with --ssn-column NAME and/or --email-column NAME',
+      },
+    );
   }
   async function* rows(): AsyncGenerator<DryRunFileRow> {
     let count = 0;
     for await (const { cells: record, row } of records) {
       count++;
       if (record.length !== header.length) {
-        yield { row, cells: record, check: { ok: false, problems: [`has ${record.length} fields, the header has ${header.length}`] } };
+        yield {
+          row,
+          cells: record,
+          check: { ok: false, problems: [`has ${record.length} fields, the header has ${header.length}`] },
+        };
         continue;
       }
       const ssn = ssnIndex === undefined ? undefined : record[ssnIndex];
       const email = emailIndex === undefined ? undefined : record[emailIndex];
       yield { row, cells: record, check: buildDryRunRequest(ssn ?? '', email ?? '', options.lookbacks) };
     }
-    if (count === 0) throw new InputError('has a header but no rows: nothing to check', { file: input.name }, { hint: EMPTY_INPUT_HINT });
+    if (count === 0)
+      throw new InputError(
+        'has a header but no rows: nothing to check',
+        { file: input.name },
+        { hint: EMPTY_INPUT_HINT },
+      );
   }
-  return { name: input.name, header, ssnColumn: ssnIndex === undefined ? undefined : header[ssnIndex], emailColumn: emailIndex === undefined ? undefined : header[emailIndex], rows: rows() };
+  return {
+    name: input.name,
+    header,
+    ssnColumn: ssnIndex === undefined ? undefined : header[ssnIndex],
+    emailColumn: emailIndex === undefined ? undefined : header[emailIndex],
+    rows: rows(),
+  };
 }
 
 /** The rows of the table batches one by one. */

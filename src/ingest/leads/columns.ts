@@ -17,11 +17,18 @@ const MAP_ID = /^m\d+$/i;
 export function splitList(values: string | string[] | undefined): string[] {
   if (values === undefined) return [];
   const all = Array.isArray(values) ? values : [values];
-  return all.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  return all
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 }
 
 function normalise(s: string): string {
-  return s.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+  return s
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
 }
 
 /**
@@ -55,13 +62,17 @@ export function resolveColumns(requested: string[], dictionary: readonly Diction
       continue;
     }
     if (candidates.length > 1) {
-      problems.push(`"${raw}" matches several columns: ${candidates.map((c) => `${c.column} (${c.id}, ${c.category} / ${c.subcategory})`).join(', ')}; use the column name or map id`);
+      problems.push(
+        `"${raw}" matches several columns: ${candidates.map((c) => `${c.column} (${c.id}, ${c.category} / ${c.subcategory})`).join(', ')}; use the column name or map id`,
+      );
       continue;
     }
     if (!resolved.includes(candidates[0]!)) resolved.push(candidates[0]!);
   }
   if (problems.length) {
-    throw new UsageError(`--columns: ${problems.join('; ')}`, { hint: 'see the available columns with `leadctl leads dictionary --search TERM`' });
+    throw new UsageError(`--columns: ${problems.join('; ')}`, {
+      hint: 'see the available columns with `leadctl leads dictionary --search TERM`',
+    });
   }
   return resolved;
 }
@@ -76,7 +87,10 @@ function suggest(raw: string, dictionary: readonly DictionaryEntry[]): string[] 
   const key = normalise(raw);
   if (key === '') return [];
   // A typo first (emial → email), then columns that contain what was typed or a part of it.
-  const near = similar(key, dictionary.map((e) => normalise(e.column))).map((n) => dictionary.find((e) => normalise(e.column) === n)!.column);
+  const near = similar(
+    key,
+    dictionary.map((e) => normalise(e.column)),
+  ).map((n) => dictionary.find((e) => normalise(e.column) === n)!.column);
   const parts = key.split('_').filter((p) => p.length >= 3);
   const containing = dictionary
     .filter((e) => {
@@ -88,7 +102,10 @@ function suggest(raw: string, dictionary: readonly DictionaryEntry[]): string[] 
 }
 
 /** `leads dictionary --search TERM --category NAME`: a case-insensitive match on every text field. */
-export function searchDictionary(entries: readonly DictionaryEntry[], options: { search?: string; category?: string }): DictionaryEntry[] {
+export function searchDictionary(
+  entries: readonly DictionaryEntry[],
+  options: { search?: string; category?: string },
+): DictionaryEntry[] {
   const term = options.search?.trim().toLowerCase();
   const category = options.category?.trim().toLowerCase();
   return entries.filter((e) => {

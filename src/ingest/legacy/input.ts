@@ -33,7 +33,8 @@ export async function readLegacyInput(path: string, io: Pick<IO, 'stdin' | 'cwd'
 
 export function parseLegacyInput(raw: string, source: string): LegacyInput {
   const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
-  if (text.trim() === '') throw new InputError('the lead file is empty: expected a JSON object, a JSON array or NDJSON', { file: source });
+  if (text.trim() === '')
+    throw new InputError('the lead file is empty: expected a JSON object, a JSON array or NDJSON', { file: source });
 
   let whole: unknown;
   let wholeError: Error | undefined;
@@ -68,7 +69,9 @@ export function parseLegacyInput(raw: string, source: string): LegacyInput {
     try {
       value = JSON.parse(line);
     } catch (err) {
-      throw new InputError(`line ${i + 1} is not valid JSON: ${describeJsonError(err as Error, line)}`, { file: source });
+      throw new InputError(`line ${i + 1} is not valid JSON: ${describeJsonError(err as Error, line)}`, {
+        file: source,
+      });
     }
     const number = leads.length + 1;
     leads.push({ number, line: i + 1, data: asLeadObject(value, source, `line ${i + 1}`) });
@@ -94,7 +97,10 @@ function asLeadObject(value: unknown, source: string, what: string): Record<stri
 
 /** JSON.parse's message, with the line and column people look for (V8 does not always give them). */
 export function describeJsonError(err: Error, text: string): string {
-  const message = err.message.replace(/, (\.\.\.)?".*is not valid JSON$/s, '').replace(/ in JSON at position \d+.*$/s, '').replace(/ at position \d+.*$/s, '');
+  const message = err.message
+    .replace(/, (\.\.\.)?".*is not valid JSON$/s, '')
+    .replace(/ in JSON at position \d+.*$/s, '')
+    .replace(/ at position \d+.*$/s, '');
   const pos = jsonErrorOffset(text);
   if (pos === undefined) return message;
   const before = text.slice(0, pos);
@@ -113,7 +119,7 @@ export function jsonErrorOffset(text: string): number | undefined {
     throw i;
   };
   const literal = (word: string) => {
-    for (const ch of word) if (text[i++] !== ch) (i--, fail());
+    for (const ch of word) if (text[i++] !== ch) i--, fail();
   };
   const string = () => {
     i++;

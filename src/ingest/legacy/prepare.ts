@@ -35,7 +35,9 @@ export interface PreparedLead {
 /** Validates a time-zone flag early so a typo is a usage error, not a silent UTC. */
 export function checkStampZone(zone: string): string {
   if (!DateTime.now().setZone(zone).isValid) {
-    throw new UsageError(`--stamp-zone: unknown time zone "${zone}"`, { hint: 'use an IANA name such as America/Chicago, or a fixed offset such as UTC-6' });
+    throw new UsageError(`--stamp-zone: unknown time zone "${zone}"`, {
+      hint: 'use an IANA name such as America/Chicago, or a fixed offset such as UTC-6',
+    });
   }
   return zone;
 }
@@ -57,7 +59,11 @@ export function shortenSourceUrl(url: string): { url: string; changed: boolean }
 }
 
 /** Flag > LEADCTL_API_KEY > the lead's own api_key, in the order the issue names them. */
-export function resolveApiKey(flag: string | undefined, env: string | undefined, inFile: unknown): { key?: string; source?: ApiKeySource } {
+export function resolveApiKey(
+  flag: string | undefined,
+  env: string | undefined,
+  inFile: unknown,
+): { key?: string; source?: ApiKeySource } {
   if (flag) return { key: flag, source: 'flag' };
   if (env) return { key: env, source: 'environment' };
   if (typeof inFile === 'string' && inFile !== '') return { key: inFile, source: 'file' };
@@ -72,7 +78,9 @@ export function prepareLegacyLead(raw: Record<string, unknown>, options: Prepare
   const { key, source } = resolveApiKey(options.apiKeyFlag, options.apiKeyEnv, raw.api_key);
   if (key !== undefined) {
     if (source !== 'file' && typeof raw.api_key === 'string' && raw.api_key !== '' && raw.api_key !== key) {
-      notes.push(`api_key from the file replaced by the one from ${source === 'flag' ? '--api-key, --api-key-file or --api-key-stdin' : 'LEADCTL_API_KEY'}`);
+      notes.push(
+        `api_key from the file replaced by the one from ${source === 'flag' ? '--api-key, --api-key-file or --api-key-stdin' : 'LEADCTL_API_KEY'}`,
+      );
     }
     data.api_key = key;
   }
@@ -85,7 +93,9 @@ export function prepareLegacyLead(raw: Record<string, unknown>, options: Prepare
   if (typeof data.source_url === 'string') {
     const { url, changed } = shortenSourceUrl(data.source_url);
     if (changed) {
-      notes.push(`source_url was ${data.source_url.length} characters (over ${SOURCE_URL_MAX}): query parameters dropped, as the contract asks`);
+      notes.push(
+        `source_url was ${data.source_url.length} characters (over ${SOURCE_URL_MAX}): query parameters dropped, as the contract asks`,
+      );
       data.source_url = url;
     }
   }

@@ -30,7 +30,8 @@ export function headerLabel(cell: string): string {
 /** Picks the value column from the first non-blank row (`first`, found on spreadsheet row `row`). */
 export function chooseColumn(first: string[], request: ColumnRequest, file: string, row: number): ColumnChoice {
   const width = first.length;
-  const names = () => first.map((c, i) => `${i + 1}: ${c.trim() === '' ? '(blank)' : JSON.stringify(c.trim())}`).join(', ');
+  const names = () =>
+    first.map((c, i) => `${i + 1}: ${c.trim() === '' ? '(blank)' : JSON.stringify(c.trim())}`).join(', ');
   const looksLikeHeader = (cell: string) => {
     if (request.headerMatches(headerLabel(cell))) return true;
     return /[a-z]/i.test(cell) && !request.looksLikeValue(cell);
@@ -42,17 +43,22 @@ export function chooseColumn(first: string[], request: ColumnRequest, file: stri
       const index = Number(wanted) - 1;
       if (index < 0) throw new UsageError('--column numbers start at 1');
       if (index >= width) {
-        throw new UsageError(`${file}: --column ${wanted} asked for, but row ${row} has only ${width} column${width === 1 ? '' : 's'} (${names()})`);
+        throw new UsageError(
+          `${file}: --column ${wanted} asked for, but row ${row} has only ${width} column${width === 1 ? '' : 's'} (${names()})`,
+        );
       }
       const header = request.header ?? looksLikeHeader(first[index]!);
       return { header, index, ...(header ? { name: first[index]!.trim() } : {}), width };
     }
     if (request.header === false) {
-      throw new UsageError(`--column "${wanted}" names a header column, but --no-header says the file has none; give a column number instead`);
+      throw new UsageError(
+        `--column "${wanted}" names a header column, but --no-header says the file has none; give a column number instead`,
+      );
     }
     let index = first.findIndex((c) => c.trim().toLowerCase() === wanted.toLowerCase());
     if (index < 0) index = first.findIndex((c) => headerLabel(c) === headerLabel(wanted) && headerLabel(c) !== '');
-    if (index < 0) throw new UsageError(`${file}: no column named "${wanted}" in the header on row ${row} (columns are ${names()})`);
+    if (index < 0)
+      throw new UsageError(`${file}: no column named "${wanted}" in the header on row ${row} (columns are ${names()})`);
     return { header: true, index, name: first[index]!.trim(), width };
   }
 
@@ -67,7 +73,9 @@ export function chooseColumn(first: string[], request: ColumnRequest, file: stri
     throw new UsageError(`${file} has ${width} columns and no header; ${hint}`);
   }
   for (const tier of ['exact', 'loose'] as const) {
-    const matches = first.map((c, i) => (request.headerMatches(headerLabel(c)) === tier ? i : -1)).filter((i) => i >= 0);
+    const matches = first
+      .map((c, i) => (request.headerMatches(headerLabel(c)) === tier ? i : -1))
+      .filter((i) => i >= 0);
     if (matches.length === 1) return { header: true, index: matches[0]!, name: first[matches[0]!]!.trim(), width };
     if (matches.length > 1) {
       const which = matches.map((i) => `${i + 1}: ${JSON.stringify(first[i]!.trim())}`).join(', ');

@@ -36,7 +36,8 @@ class JsonArrayScanner {
       if (i >= n) break;
       const c = buf[i]!;
       if (this.state === 'start') {
-        if (c !== '[') throw this.error('a JSON list file must be an array of values, like ["123-45-6789", "987-65-4321"]');
+        if (c !== '[')
+          throw this.error('a JSON list file must be an array of values, like ["123-45-6789", "987-65-4321"]');
         this.state = 'value';
         i++;
         continue;
@@ -73,7 +74,11 @@ class JsonArrayScanner {
     }
     this.buf = buf.slice(i);
     if (eof && this.state !== 'done') {
-      throw this.error(this.state === 'start' ? 'is empty; expected a JSON array' : `ends after item ${this.item} without the closing "]"`);
+      throw this.error(
+        this.state === 'start'
+          ? 'is empty; expected a JSON array'
+          : `ends after item ${this.item} without the closing "]"`,
+      );
     }
   }
 

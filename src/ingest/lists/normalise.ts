@@ -21,7 +21,13 @@ export const LIST_VALUE_KINDS: Readonly<Record<ListType, ListValueKind>> = {
 };
 
 /** Digits expected by the numeric kinds (used for zero padding and leading-zero hints). */
-export const DIGITS_OF: Readonly<Partial<Record<ListValueKind, number>>> = { ssn: 9, ssn4: 4, zip: 5, phone: 10, routing: 9 };
+export const DIGITS_OF: Readonly<Partial<Record<ListValueKind, number>>> = {
+  ssn: 9,
+  ssn4: 4,
+  zip: 5,
+  phone: 10,
+  routing: 9,
+};
 
 // Spaces of every kind (incl. no-break and zero-width), hyphens and dashes, dots, slashes, underscores.
 const NUMBER_DELIMITERS = /[\s\u00a0\u200b-\u200d\ufeff\u2010-\u2015\-./_]+/g;
@@ -141,13 +147,35 @@ export function headerMatcher(type: ListType): (label: string) => 'exact' | 'loo
   return (label) => (exactSet.has(label) ? 'exact' : loose.test(label) ? 'loose' : false);
 }
 
-const HEADER_LABELS: Record<Exclude<ListValueKind, 'name'> | 'employer' | 'affiliate', { exact: string[]; loose: RegExp }> = {
+const HEADER_LABELS: Record<
+  Exclude<ListValueKind, 'name'> | 'employer' | 'affiliate',
+  { exact: string[]; loose: RegExp }
+> = {
   ssn: {
-    exact: ['ssn', 'ssns', 'socialsecuritynumber', 'socialsecurity', 'socialsecurityno', 'ssnumber', 'ssnno', 'ssnnumber'],
+    exact: [
+      'ssn',
+      'ssns',
+      'socialsecuritynumber',
+      'socialsecurity',
+      'socialsecurityno',
+      'ssnumber',
+      'ssnno',
+      'ssnnumber',
+    ],
     loose: /^(?!.*(last|four|4)).*(ssn|socialsecurity)/,
   },
   ssn4: {
-    exact: ['ssn4', 'last4', 'lastfour', 'ssnlast4', 'ssnlastfour', 'last4ssn', 'lastfourssn', 'lastfourofssn', 'last4ofssn'],
+    exact: [
+      'ssn4',
+      'last4',
+      'lastfour',
+      'ssnlast4',
+      'ssnlastfour',
+      'last4ssn',
+      'lastfourssn',
+      'lastfourofssn',
+      'last4ofssn',
+    ],
     loose: /(last|l)(4|four)|ssn4/,
   },
   zip: { exact: ['zip', 'zips', 'zipcode', 'zipcodes', 'postalcode', 'postcode', 'zip5'], loose: /zip|postal/ },
@@ -156,10 +184,22 @@ const HEADER_LABELS: Record<Exclude<ListValueKind, 'name'> | 'employer' | 'affil
     loose: /phone|mobile|cell|^tel/,
   },
   routing: {
-    exact: ['routing', 'routingnumber', 'routingnumbers', 'bankroutingnumber', 'aba', 'abanumber', 'rtn', 'routingtransitnumber'],
+    exact: [
+      'routing',
+      'routingnumber',
+      'routingnumbers',
+      'bankroutingnumber',
+      'aba',
+      'abanumber',
+      'rtn',
+      'routingtransitnumber',
+    ],
     loose: /routing|^aba|rtn/,
   },
   email: { exact: ['email', 'emails', 'emailaddress', 'emailaddresses', 'mail'], loose: /e?mail/ },
   employer: { exact: ['employer', 'employers', 'employername', 'company', 'companyname'], loose: /employer|company/ },
-  affiliate: { exact: ['affiliate', 'affiliates', 'affiliateid', 'affiliatename', 'affiliatecode'], loose: /affiliate/ },
+  affiliate: {
+    exact: ['affiliate', 'affiliates', 'affiliateid', 'affiliatename', 'affiliatecode'],
+    loose: /affiliate/,
+  },
 };

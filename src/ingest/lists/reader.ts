@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import { InputError } from '../../errors.js';
 import { chooseColumn, type ColumnChoice, type ColumnRequest } from './columns.js';
 import type { ListCell, RowBatch } from './cells.js';
 import { jsonArrayItems } from './json.js';
@@ -63,10 +62,18 @@ export async function openListReader(source: InputSource, options: ListReaderOpt
   const { line: firstLine, row: firstRow } = firstNonBlankLine(prefix);
   if (firstLine === undefined) {
     // Nothing but blank lines (or nothing at all): every row is blank.
-    return { file, format: 'lines', batches: () => lineBatches(chunks, { file, batchSize, skipRow: 0, choice: { header: false, index: 0, width: 1 } }) };
+    return {
+      file,
+      format: 'lines',
+      batches: () =>
+        lineBatches(chunks, { file, batchSize, skipRow: 0, choice: { header: false, index: 0, width: 1 } }),
+    };
   }
 
-  const delimiter = options.delimiter !== undefined ? { char: options.delimiter, count: firstLine.split(options.delimiter).length - 1 } : sniffDelimiter(firstLine);
+  const delimiter =
+    options.delimiter !== undefined
+      ? { char: options.delimiter, count: firstLine.split(options.delimiter).length - 1 }
+      : sniffDelimiter(firstLine);
   const needsCsv = firstLine.includes('"') || delimiter.count > 0 || hasLoneCarriageReturn(prefix);
   if (!needsCsv) {
     const choice = chooseColumn([firstLine], options, file, firstRow);
@@ -103,7 +110,18 @@ export async function openListReader(source: InputSource, options: ListReaderOpt
     }
   }
   if (first === undefined) {
-    return { file, format: 'csv', batches: () => csvBatches(records, replay, 1, { file, batchSize, skipRow: 0, choice: { header: false, index: 0, width: 1 }, delimiter: delimiter.char }) };
+    return {
+      file,
+      format: 'csv',
+      batches: () =>
+        csvBatches(records, replay, 1, {
+          file,
+          batchSize,
+          skipRow: 0,
+          choice: { header: false, index: 0, width: 1 },
+          delimiter: delimiter.char,
+        }),
+    };
   }
   const headerRow = replay.length;
   const choice = chooseColumn(first, options, file, headerRow);
@@ -112,7 +130,14 @@ export async function openListReader(source: InputSource, options: ListReaderOpt
     format: 'csv',
     column: choice,
     ...(choice.header ? { headerRow } : {}),
-    batches: () => csvBatches(records, replay, 1, { file, batchSize, skipRow: choice.header ? headerRow : 0, choice, delimiter: delimiter.char }),
+    batches: () =>
+      csvBatches(records, replay, 1, {
+        file,
+        batchSize,
+        skipRow: choice.header ? headerRow : 0,
+        choice,
+        delimiter: delimiter.char,
+      }),
   };
 }
 
@@ -287,7 +312,12 @@ class CsvRecords {
   /** Spreadsheet row of the next record. */
   row: number;
 
-  static async open(text: AsyncIterable<string>, delimiter: string, file: string, startRow: number): Promise<CsvRecords> {
+  static async open(
+    text: AsyncIterable<string>,
+    delimiter: string,
+    file: string,
+    startRow: number,
+  ): Promise<CsvRecords> {
     return new CsvRecords(text[Symbol.asyncIterator](), delimiter, file, startRow);
   }
 
@@ -298,7 +328,14 @@ class CsvRecords {
     startRow: number,
   ) {
     this.row = startRow;
-    this.reader = new TableReader({ delimiter, file, firstRow: startRow, relaxQuotes: true, maxRecordChars: MAX_RECORD_BYTES, maxFieldChars: MAX_RECORD_BYTES });
+    this.reader = new TableReader({
+      delimiter,
+      file,
+      firstRow: startRow,
+      relaxQuotes: true,
+      maxRecordChars: MAX_RECORD_BYTES,
+      maxFieldChars: MAX_RECORD_BYTES,
+    });
   }
 
   private readonly take = (cells: string[]) => {
@@ -375,7 +412,10 @@ function cellOf({ record, raw }: CsvRecord, ctx: { choice: ColumnChoice; delimit
   }
   if (index >= record.length) {
     if (isBlankRecord(record)) return '';
-    return { problem: `has only ${record.length} field${record.length === 1 ? '' : 's'}; ${column} is missing`, raw: truncate(raw) };
+    return {
+      problem: `has only ${record.length} field${record.length === 1 ? '' : 's'}; ${column} is missing`,
+      raw: truncate(raw),
+    };
   }
   return record[index]!;
 }
@@ -385,7 +425,11 @@ function truncate(raw: string): string {
   return text.length > 120 ? `${text.slice(0, 117)}… (${text.length.toLocaleString('en-US')} chars)` : text;
 }
 
-async function* batchCells(cells: AsyncIterable<ListCell>, startRow: number, batchSize: number): AsyncGenerator<RowBatch> {
+async function* batchCells(
+  cells: AsyncIterable<ListCell>,
+  startRow: number,
+  batchSize: number,
+): AsyncGenerator<RowBatch> {
   let batch: ListCell[] = [];
   let firstRow = startRow;
   for await (const cell of cells) {

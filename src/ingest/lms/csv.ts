@@ -1,6 +1,13 @@
 import type { Hash } from 'node:crypto';
 import { InputError } from '../../errors.js';
-import { compileLevel, csvDelimiter, type CompiledLevel, type FieldError, type LevelReader, type Mapping } from '../mapping/mapping.js';
+import {
+  compileLevel,
+  csvDelimiter,
+  type CompiledLevel,
+  type FieldError,
+  type LevelReader,
+  type Mapping,
+} from '../mapping/mapping.js';
 import { LEVEL_FIELDS, type Level } from '../mapping/fields.js';
 import { readCsv, type ProblemSink, type RowProblem } from './rows.js';
 import type { InputSource } from '../sources.js';
@@ -24,7 +31,8 @@ function requiredFields(role: CsvRole, hasPayments: boolean): { level: Level; fi
   const customer = { level: 'customer' as const, fields: ['customer_id'] };
   const payment = { level: 'payment' as const, fields: ['payment_id', 'payment_at'] };
   if (role === 'loans') return [customer, loan];
-  if (role === 'payments') return [{ level: 'payment', fields: ['customer_id', 'loan_id', 'payment_id', 'payment_at'] }];
+  if (role === 'payments')
+    return [{ level: 'payment', fields: ['customer_id', 'loan_id', 'payment_id', 'payment_at'] }];
   return hasPayments ? [customer, loan, payment] : [customer, loan];
 }
 
@@ -44,7 +52,14 @@ export interface CsvPlan {
 export function planCsv(file: string, role: CsvRole, mapping: Mapping, header: readonly string[]): CsvPlan {
   checkHeaderNames(file, header);
   const compiled: Partial<Record<'customer' | 'loan' | 'payment' | 'keys', CompiledLevel>> = {};
-  const plan: CsvPlan = { role, width: header.length, customerIndex: -1, loanIndex: -1, paymentIndex: -1, paymentColumns: [] };
+  const plan: CsvPlan = {
+    role,
+    width: header.length,
+    customerIndex: -1,
+    loanIndex: -1,
+    paymentIndex: -1,
+    paymentColumns: [],
+  };
   if (role === 'payments') {
     compiled.keys = compileLevel(mapping, 'payment', header, { strictColumns: true, only: ['customer_id', 'loan_id'] });
     compiled.payment = compileLevel(mapping, 'payment', header, { strictColumns: true, only: PAYMENT_FIELDS });
@@ -56,7 +71,8 @@ export function planCsv(file: string, role: CsvRole, mapping: Mapping, header: r
     plan.customerIndex = compiled.customer.reader.columnIndex('customer_id');
     plan.loanIndex = compiled.loan.reader.columnIndex('loan_id');
     plan.loanReader = compiled.loan.reader;
-    if (role === 'rows') compiled.payment = compileLevel(mapping, 'payment', header, { strictColumns: true, only: PAYMENT_FIELDS });
+    if (role === 'rows')
+      compiled.payment = compileLevel(mapping, 'payment', header, { strictColumns: true, only: PAYMENT_FIELDS });
   }
   if (compiled.payment && compiled.payment.reader.fields.size > 0) {
     const reader = compiled.payment.reader;
@@ -94,20 +110,35 @@ export function inspectRow(plan: CsvPlan, cells: readonly string[]): InspectedRo
   }
   const level: Level = hasPayment ? 'payment' : 'loan';
   const ids = { customerId: customerId || undefined, loanId: loanId || undefined, paymentId: paymentId || undefined };
-  if (cells.length !== plan.width) return { ok: false, problem: { level, ...ids, reason: `has ${cells.length} columns; the header has ${plan.width}` } };
-  if (customerId === '' || loanId === '') return { ok: false, problem: { level, ...ids, field: customerId === '' ? 'customer_id' : 'loan_id', reason: 'required' } };
-  if (hasPayment && paymentId === '') return { ok: false, problem: { level: 'payment', ...ids, field: 'payment_id', reason: 'required' } };
+  if (cells.length !== plan.width)
+    return {
+      ok: false,
+      problem: { level, ...ids, reason: `has ${cells.length} columns; the header has ${plan.width}` },
+    };
+  if (customerId === '' || loanId === '')
+    return {
+      ok: false,
+      problem: { level, ...ids, field: customerId === '' ? 'customer_id' : 'loan_id', reason: 'required' },
+    };
+  if (hasPayment && paymentId === '')
+    return { ok: false, problem: { level: 'payment', ...ids, field: 'payment_id', reason: 'required' } };
   return { ok: true, customerId, loanId, paymentId, hasPayment };
 }
 
-export function readLoan(plan: CsvPlan, cells: readonly string[]): { fields: Record<string, unknown>; errors: FieldError[] } {
+export function readLoan(
+  plan: CsvPlan,
+  cells: readonly string[],
+): { fields: Record<string, unknown>; errors: FieldError[] } {
   const fields: Record<string, unknown> = {};
   const errors: FieldError[] = [];
   plan.loanReader!.read(cells, fields, errors);
   return { fields, errors };
 }
 
-export function readPayment(plan: CsvPlan, cells: readonly string[]): { fields: Record<string, unknown>; errors: FieldError[] } {
+export function readPayment(
+  plan: CsvPlan,
+  cells: readonly string[],
+): { fields: Record<string, unknown>; errors: FieldError[] } {
   const fields: Record<string, unknown> = {};
   const errors: FieldError[] = [];
   plan.paymentReader!.read(cells, fields, errors);
@@ -145,17 +176,28 @@ export async function stageCsv(input: InputSource, role: CsvRole, options: Stage
 
   const stageLoan = (customerId: string, loanId: string, cells: string[], row: number, repeat: boolean): number => {
     const { fields, errors } = readLoan(plan, cells);
-    return staging.putLoan(customerId, loanId, { src, row }, JSON.stringify(fields), errors.length ? JSON.stringify(errors) : null, repeat);
+    return staging.putLoan(
+      customerId,
+      loanId,
+      { src, row },
+      JSON.stringify(fields),
+      errors.length ? JSON.stringify(errors) : null,
+      repeat,
+    );
   };
   // In a file with a row per payment, a loan's columns repeat on each of its rows. Sorted, a loan's
   // rows come together and it is staged once, from the last of them. In any other order, a row
   // whose loan columns are those of a copy staged a little earlier (still in this bounded cache)
   // is staged as a reference to that copy, once, for the last such row: the same result as staging
   // each row in full (the last one wins), without converting, storing and sorting them all.
-  const recent = new Map<string, { customerId: string; loanId: string; cells: string; rowid: number; lastRow?: number }>();
+  const recent = new Map<
+    string,
+    { customerId: string; loanId: string; cells: string; rowid: number; lastRow?: number }
+  >();
   let loanColumns: number[] = [];
   const settle = (entry: { customerId: string; loanId: string; rowid: number; lastRow?: number }) => {
-    if (entry.lastRow !== undefined) staging.putLoanRepeat(entry.customerId, entry.loanId, { src, row: entry.lastRow }, entry.rowid);
+    if (entry.lastRow !== undefined)
+      staging.putLoanRepeat(entry.customerId, entry.loanId, { src, row: entry.lastRow }, entry.rowid);
   };
   const flushHeld = () => {
     if (!held) return;
@@ -185,7 +227,8 @@ export async function stageCsv(input: InputSource, role: CsvRole, options: Stage
 
   const header = (cells: string[]) => {
     plan = planCsv(input.name, role, mapping, cells);
-    if (plan.loanReader) loanColumns = [...plan.loanReader.fields].map((f) => plan.loanReader!.columnIndex(f)).filter((i) => i >= 0);
+    if (plan.loanReader)
+      loanColumns = [...plan.loanReader.fields].map((f) => plan.loanReader!.columnIndex(f)).filter((i) => i >= 0);
   };
 
   const row = (cells: string[], rowNumber: number) => {
@@ -209,7 +252,14 @@ export async function stageCsv(input: InputSource, role: CsvRole, options: Stage
     const { fields, errors } = readPayment(plan, cells);
     // errors null: checked and valid as sent (see StagedRow.errors); otherwise the list, perhaps empty.
     const checked = errors.length === 0 && precheck !== undefined && precheck(fields);
-    staging.putPayment(customerId, loanId, paymentId, { src, row: rowNumber }, JSON.stringify(fields), checked ? null : JSON.stringify(errors));
+    staging.putPayment(
+      customerId,
+      loanId,
+      paymentId,
+      { src, row: rowNumber },
+      JSON.stringify(fields),
+      checked ? null : JSON.stringify(errors),
+    );
   };
 
   const rows = await readCsv(input, csvDelimiter(mapping), { header, row }, options.hash);
@@ -229,7 +279,8 @@ function checkHeader(
     for (const m of part!.missingColumns) missing.push(`"${m.column}" (${part!.reader.level}.${m.field})`);
   }
   const mapped = (level: Level, field: string): boolean => {
-    if (level === 'payment' && role === 'payments' && (field === 'customer_id' || field === 'loan_id')) return compiled.keys!.reader.fields.has(field);
+    if (level === 'payment' && role === 'payments' && (field === 'customer_id' || field === 'loan_id'))
+      return compiled.keys!.reader.fields.has(field);
     return compiled[level]?.reader.fields.has(field) ?? false;
   };
   const unmapped: string[] = [];
@@ -242,8 +293,15 @@ function checkHeader(
   if (missing.length === 0 && unmapped.length === 0) return;
   const parts: string[] = [];
   if (missing.length) parts.push(`lacks the mapped column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
-  if (unmapped.length) parts.push(`has no column (or constant) for the required field${unmapped.length > 1 ? 's' : ''} ${unmapped.join(', ')}`);
-  throw new InputError(parts.join('; and '), { file, row: 1 }, {
-    hint: 'check the header against the mapping (`leadctl mapping init FILE` writes a starter mapping from a header)',
-  });
+  if (unmapped.length)
+    parts.push(
+      `has no column (or constant) for the required field${unmapped.length > 1 ? 's' : ''} ${unmapped.join(', ')}`,
+    );
+  throw new InputError(
+    parts.join('; and '),
+    { file, row: 1 },
+    {
+      hint: 'check the header against the mapping (`leadctl mapping init FILE` writes a starter mapping from a header)',
+    },
+  );
 }

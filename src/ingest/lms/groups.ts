@@ -58,7 +58,15 @@ const NO_ERRORS: FieldError[] = Object.freeze([]) as unknown as FieldError[];
 
 /** A staged payment; one checked when staged comes as its JSON, unparsed (see StagedRow.errors). */
 function payment(row: StagedPayment): GroupPayment {
-  if (row.errors === null && row.data !== null) return { src: row.src, row: row.row, fields: NO_FIELDS, errors: NO_ERRORS, paymentId: row.paymentId, json: row.data };
+  if (row.errors === null && row.data !== null)
+    return {
+      src: row.src,
+      row: row.row,
+      fields: NO_FIELDS,
+      errors: NO_ERRORS,
+      paymentId: row.paymentId,
+      json: row.data,
+    };
   return { ...record(row), paymentId: row.paymentId };
 }
 
@@ -68,7 +76,14 @@ export function* flatGroups(staging: Staging): Generator<CustomerGroup> {
     const duplicates: Duplicate[] = [];
     const loans: GroupLoan[] = customer.loans.map((loan) => {
       for (const old of loan.superseded) {
-        duplicates.push({ level: 'loan', src: old.src, row: old.row, customerId: customer.customerId, loanId: loan.loanId, winner: { src: loan.src, row: loan.row } });
+        duplicates.push({
+          level: 'loan',
+          src: old.src,
+          row: old.row,
+          customerId: customer.customerId,
+          loanId: loan.loanId,
+          winner: { src: loan.src, row: loan.row },
+        });
       }
       return {
         ...record(loan),
@@ -77,14 +92,32 @@ export function* flatGroups(staging: Staging): Generator<CustomerGroup> {
       };
     });
     for (const d of customer.duplicatePayments) {
-      duplicates.push({ level: 'payment', src: d.row.src, row: d.row.row, customerId: customer.customerId, loanId: d.loanId, paymentId: d.row.paymentId, winner: { src: d.winner.src, row: d.winner.row } });
+      duplicates.push({
+        level: 'payment',
+        src: d.row.src,
+        row: d.row.row,
+        customerId: customer.customerId,
+        loanId: d.loanId,
+        paymentId: d.row.paymentId,
+        winner: { src: d.winner.src, row: d.winner.row },
+      });
     }
     const orphans = customer.orphans.map((o) => ({ loanId: o.loanId, payments: o.payments.map(payment) }));
     const first = [...loans, ...orphans.flatMap((o) => o.payments)].reduce<Origin | undefined>(
-      (best, r) => (best === undefined || r.src < best.src || (r.src === best.src && r.row < best.row) ? { src: r.src, row: r.row } : best),
+      (best, r) =>
+        best === undefined || r.src < best.src || (r.src === best.src && r.row < best.row)
+          ? { src: r.src, row: r.row }
+          : best,
       undefined,
     );
-    yield { customerId: customer.customerId, origin: first ?? { src: 0, row: 0 }, errors: [], loans, orphans, duplicates };
+    yield {
+      customerId: customer.customerId,
+      origin: first ?? { src: 0, row: 0 },
+      errors: [],
+      loans,
+      orphans,
+      duplicates,
+    };
   }
 }
 
@@ -93,7 +126,13 @@ export function* documentGroups(staging: Staging): Generator<CustomerGroup> {
   for (const doc of staging.documents()) {
     const body = JSON.parse(doc.data!) as StagedDocumentBody;
     const origin = { src: doc.src, row: doc.row };
-    const duplicates: Duplicate[] = doc.superseded.map((old) => ({ level: 'customer', src: old.src, row: old.row, customerId: doc.customerId, winner: origin }));
+    const duplicates: Duplicate[] = doc.superseded.map((old) => ({
+      level: 'customer',
+      src: old.src,
+      row: old.row,
+      customerId: doc.customerId,
+      winner: origin,
+    }));
     const loans: GroupLoan[] = [];
     const loanAt = new Map<string, number>();
     for (const loan of body.loans) {
@@ -105,7 +144,14 @@ export function* documentGroups(staging: Staging): Generator<CustomerGroup> {
         const entry: GroupPayment = { ...origin, fields: payment.fields, errors: payment.errors ?? [], paymentId };
         const previous = paymentId === '' ? undefined : paymentAt.get(paymentId);
         if (previous !== undefined) {
-          duplicates.push({ level: 'payment', ...origin, customerId: doc.customerId, loanId, paymentId, winner: origin });
+          duplicates.push({
+            level: 'payment',
+            ...origin,
+            customerId: doc.customerId,
+            loanId,
+            paymentId,
+            winner: origin,
+          });
           payments[previous] = entry;
         } else {
           if (paymentId !== '') paymentAt.set(paymentId, payments.length);

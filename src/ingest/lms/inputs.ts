@@ -58,7 +58,8 @@ export async function stageExport(options: StageExportOptions): Promise<StagedEx
     let shape: 'flat' | 'documents' | undefined;
     for (const item of inputs) {
       let input = await openInput(item.path, options.io);
-      let format: InputFormat | undefined = item.role === 'auto' ? (options.format ?? formatFromName(input.name)) : 'csv';
+      let format: InputFormat | undefined =
+        item.role === 'auto' ? (options.format ?? formatFromName(input.name)) : 'csv';
       if (format === undefined) {
         const peeked = await peekText(input);
         input = peeked.input;
@@ -73,7 +74,14 @@ export async function stageExport(options: StageExportOptions): Promise<StagedEx
       const onRows = options.onRows ? (rows: number) => options.onRows!(input.name, rows) : undefined;
       const rows =
         format === 'csv'
-          ? await stageCsv(input, (item.role === 'auto' ? 'rows' : item.role) as CsvRole, { staging, mapping, problems: options.problems, hash, onRows, precheckPayment: options.precheckPayment })
+          ? await stageCsv(input, (item.role === 'auto' ? 'rows' : item.role) as CsvRole, {
+              staging,
+              mapping,
+              problems: options.problems,
+              hash,
+              onRows,
+              precheckPayment: options.precheckPayment,
+            })
           : await stageBatchJson(input, format, { staging, mapping, problems: options.problems, hash });
       rowsRead += rows;
       digest.update(`${item.role}:${format}:${hash.digest('hex')}\n`);

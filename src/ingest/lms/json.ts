@@ -78,7 +78,8 @@ export class ObjectConverter {
     }
     // With no mapping, the keys are the API's fields: anything else would be refused by the service.
     if (this.mapping.identity === true) {
-      for (const key of keys) if (!this.known[level].has(key)) errors.push({ field: key, reason: 'unknown field (not part of the request)' });
+      for (const key of keys)
+        if (!this.known[level].has(key)) errors.push({ field: key, reason: 'unknown field (not part of the request)' });
     }
     const fields: Obj = {};
     reader.read(cells, fields, errors);
@@ -99,7 +100,11 @@ export interface StageJsonOptions {
   hash?: Hash;
 }
 
-export async function stageBatchJson(input: InputSource, format: 'json' | 'ndjson', options: StageJsonOptions): Promise<number> {
+export async function stageBatchJson(
+  input: InputSource,
+  format: 'json' | 'ndjson',
+  options: StageJsonOptions,
+): Promise<number> {
   const { staging, problems } = options;
   const src = staging.addSource(input.name);
   const converter = new ObjectConverter(options.mapping, { customer: ['loans'], loan: ['payments'] });
@@ -118,7 +123,10 @@ export async function stageBatchJson(input: InputSource, format: 'json' | 'ndjso
     const body: StagedDocumentBody = { customer_id: customerId, loans: [] };
     const customerErrors = customer.errors.slice();
     if (!Array.isArray(value.loans)) {
-      customerErrors.push({ field: 'loans', reason: value.loans === undefined ? 'required' : 'must be a list of loans' });
+      customerErrors.push({
+        field: 'loans',
+        reason: value.loans === undefined ? 'required' : 'must be a list of loans',
+      });
     } else {
       for (const loanValue of value.loans) {
         if (!isObject(loanValue)) {
@@ -140,7 +148,9 @@ export async function stageBatchJson(input: InputSource, format: 'json' | 'ndjso
             payments.push(payment.errors.length ? payment : { fields: payment.fields });
           }
         }
-        body.loans.push(loanErrors.length ? { fields: loan.fields, errors: loanErrors, payments } : { fields: loan.fields, payments });
+        body.loans.push(
+          loanErrors.length ? { fields: loan.fields, errors: loanErrors, payments } : { fields: loan.fields, payments },
+        );
       }
     }
     if (customerErrors.length) body.errors = customerErrors;

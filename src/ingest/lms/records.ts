@@ -16,7 +16,17 @@ import type { Staging } from './staging.js';
 export type UpsertKind = 'customer' | 'loan' | 'payment';
 
 /** The lead loan of a customer upsert carries only these. */
-export const LEAD_LOAN_FIELDS = ['loan_id', 'lead_id', 'application_type', 'loan_type', 'loan_status', 'loan_amount', 'funded_amount', 'first_payment_date', 'applied_at'];
+export const LEAD_LOAN_FIELDS = [
+  'loan_id',
+  'lead_id',
+  'application_type',
+  'loan_type',
+  'loan_status',
+  'loan_amount',
+  'funded_amount',
+  'first_payment_date',
+  'applied_at',
+];
 
 const LOAN_UPSERT_FIELDS = Object.keys(LEVEL_FIELDS.loan).filter((f) => f !== 'is_lead_loan');
 
@@ -61,7 +71,13 @@ export function upsertKey(kind: UpsertKind, record: Pick<UpsertRecord, 'customer
 
 type Readers = { level: Level; reader: LevelReader }[];
 
-function compileKind(kind: UpsertKind, mapping: Mapping, header: readonly string[], strict: boolean, file?: string): Readers {
+function compileKind(
+  kind: UpsertKind,
+  mapping: Mapping,
+  header: readonly string[],
+  strict: boolean,
+  file?: string,
+): Readers {
   const readers: Readers = [];
   const missing: string[] = [];
   for (const { level, fields } of KIND_FIELDS[kind]) {
@@ -75,12 +91,20 @@ function compileKind(kind: UpsertKind, mapping: Mapping, header: readonly string
       return readers.some((r) => r.level === level && r.reader.fields.has(field));
     };
     const unmapped = REQUIRED[kind].filter((name) => !mapped(name));
-    if (kind !== 'customer' && !mapped('loan.lead_id') && !mapped('loan.management_system_id')) unmapped.push('loan.lead_id or loan.management_system_id');
+    if (kind !== 'customer' && !mapped('loan.lead_id') && !mapped('loan.management_system_id'))
+      unmapped.push('loan.lead_id or loan.management_system_id');
     if (missing.length || unmapped.length) {
       const parts: string[] = [];
       if (missing.length) parts.push(`lacks the mapped column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
-      if (unmapped.length) parts.push(`has no column (or constant) for the required field${unmapped.length > 1 ? 's' : ''} ${unmapped.join(', ')}`);
-      throw new InputError(parts.join('; and '), { file, row: 1 }, { hint: 'check the header against the mapping (`leadctl mapping init FILE` writes a starter mapping)' });
+      if (unmapped.length)
+        parts.push(
+          `has no column (or constant) for the required field${unmapped.length > 1 ? 's' : ''} ${unmapped.join(', ')}`,
+        );
+      throw new InputError(
+        parts.join('; and '),
+        { file, row: 1 },
+        { hint: 'check the header against the mapping (`leadctl mapping init FILE` writes a starter mapping)' },
+      );
     }
   }
   return readers;
@@ -108,13 +132,26 @@ export interface StageUpsertOptions {
 
 const problemLevel: Record<UpsertKind, Level> = { customer: 'customer', loan: 'loan', payment: 'payment' };
 
-export async function stageUpserts(input: InputSource, kind: UpsertKind, format: InputFormat, options: StageUpsertOptions): Promise<number> {
+export async function stageUpserts(
+  input: InputSource,
+  kind: UpsertKind,
+  format: InputFormat,
+  options: StageUpsertOptions,
+): Promise<number> {
   const { staging, mapping, problems } = options;
   const src = staging.addSource(input.name);
   const level = problemLevel[kind];
   const put = (record: UpsertRecord, row: number) => {
     if (record.customerId.trim() === '') {
-      problems({ src, row, level, loanId: record.loanId, paymentId: record.paymentId, field: 'customer_id', reason: record.errors.find((e) => e.field === 'customer_id')?.reason ?? 'required' });
+      problems({
+        src,
+        row,
+        level,
+        loanId: record.loanId,
+        paymentId: record.paymentId,
+        field: 'customer_id',
+        reason: record.errors.find((e) => e.field === 'customer_id')?.reason ?? 'required',
+      });
       return;
     }
     staging.putDocument(upsertKey(kind, record), { src, row }, JSON.stringify(record), null);
@@ -170,7 +207,8 @@ export async function stageUpserts(input: InputSource, kind: UpsertKind, format:
       return v === null || v === undefined ? '' : String(v);
     });
     if (mapping.identity === true) {
-      for (const k of keys) if (!allowed.has(k)) errors.push({ field: k, reason: 'unknown field (not part of the request)' });
+      for (const k of keys)
+        if (!allowed.has(k)) errors.push({ field: k, reason: 'unknown field (not part of the request)' });
     }
     const signature = keys.join('\u0000');
     let readers = cache.get(signature);

@@ -1,5 +1,4 @@
 import type { Hash } from 'node:crypto';
-import { Readable } from 'node:stream';
 import { InputError } from '../../errors.js';
 import { tableBatches } from '../table/reader.js';
 import type { InputSource } from '../sources.js';
@@ -53,7 +52,12 @@ export interface CsvHandlers {
  * the one tabular reader. Rows of another length than the header still arrive, so the caller can
  * reject just that row. Blank lines are skipped but counted, so row numbers stay those of the file.
  */
-export async function readCsv(input: InputSource, delimiter: string, handlers: CsvHandlers, hash?: Hash): Promise<number> {
+export async function readCsv(
+  input: InputSource,
+  delimiter: string,
+  handlers: CsvHandlers,
+  hash?: Hash,
+): Promise<number> {
   let rows = 0;
   for await (const batch of csvRecordBatches(input, delimiter, hash)) {
     for (const record of batch) {
@@ -98,7 +102,8 @@ export async function readJsonValues(
       }
       onValue(value, line);
     };
-    const takeLine = (text: string, start: number, end: number) => take(text.slice(start, end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end));
+    const takeLine = (text: string, start: number, end: number) =>
+      take(text.slice(start, end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end));
     for await (const chunk of hashed(input.stream, hash)) {
       const text = buffered === '' ? chunk : buffered + chunk;
       let start = 0;
@@ -122,15 +127,22 @@ export async function readJsonValues(
   }
   let values: unknown;
   if (Array.isArray(document)) values = document;
-  else if (arrayKey !== undefined && document && typeof document === 'object' && Array.isArray((document as Record<string, unknown>)[arrayKey])) {
+  else if (
+    arrayKey !== undefined &&
+    document &&
+    typeof document === 'object' &&
+    Array.isArray((document as Record<string, unknown>)[arrayKey])
+  ) {
     values = (document as Record<string, unknown>)[arrayKey];
   } else if (arrayKey === undefined && document && typeof document === 'object') {
     values = [document];
   } else {
-    throw new InputError(`must hold an array${arrayKey ? ` or an object with a "${arrayKey}" array` : ''}`, { file: input.name });
+    throw new InputError(`must hold an array${arrayKey ? ` or an object with a "${arrayKey}" array` : ''}`, {
+      file: input.name,
+    });
   }
   const list = values as unknown[];
-  list.forEach((value, i) => onValue(value, i + 1));
+  for (let i = 0; i < list.length; i++) onValue(list[i], i + 1);
   return list.length;
 }
 
@@ -156,6 +168,10 @@ export { peekText } from '../sources.js';
  * request slot), in batches of what the reader has ready: one await per batch, not per row.
  * The first row of the first batch is the header (row 1).
  */
-export function csvRecordBatches(input: InputSource, delimiter: string, hash?: Hash): AsyncGenerator<{ cells: string[]; row: number }[]> {
+export function csvRecordBatches(
+  input: InputSource,
+  delimiter: string,
+  hash?: Hash,
+): AsyncGenerator<{ cells: string[]; row: number }[]> {
   return tableBatches(input, { delimiter }, hash ? (chunk) => hash.update(chunk) : undefined);
 }

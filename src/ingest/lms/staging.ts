@@ -66,7 +66,6 @@ const META_ROW_BITS = 2 ** 32;
 export class Staging {
   private readonly dir: string;
   private readonly db: Database.Database;
-  private seq = 0;
   private finished = false;
   private readonly buffers = {
     loans: [] as unknown[],
@@ -116,7 +115,14 @@ export class Staging {
    * A loan row. `repeat` marks a loan repeated by design (the loan columns of a one-row-per-payment
    * file): its repetitions are not duplicates.
    */
-  putLoan(customerId: string, loanId: string, origin: Origin, data: string | null, errors: string | null, repeat: boolean): number {
+  putLoan(
+    customerId: string,
+    loanId: string,
+    origin: Origin,
+    data: string | null,
+    errors: string | null,
+    repeat: boolean,
+  ): number {
     this.buffers.loans.push(customerId, loanId, meta(origin), repeat ? 1 : 0, data, errors);
     this.counts.loans++;
     // Rows are only ever appended, so the table gives the nth loan row the rowid n.
@@ -136,7 +142,14 @@ export class Staging {
     if (this.buffers.loans.length >= FLUSH_ROWS * this.width.loans) this.flush('loans');
   }
 
-  putPayment(customerId: string, loanId: string, paymentId: string, origin: Origin, data: string | null, errors: string | null): void {
+  putPayment(
+    customerId: string,
+    loanId: string,
+    paymentId: string,
+    origin: Origin,
+    data: string | null,
+    errors: string | null,
+  ): void {
     this.buffers.payments.push(customerId, loanId, paymentId, meta(origin), data, errors);
     this.counts.payments++;
     if (this.buffers.payments.length >= FLUSH_ROWS * this.width.payments) this.flush('payments');
@@ -191,13 +204,22 @@ export class Staging {
   /** Loans and payments grouped by customer; of rows with the same ids, the last one read wins. */
   *customers(): Generator<StagedCustomer> {
     this.finish();
-    const loans = this.db.prepare('SELECT cust, loan, meta, repeat, data, errors, rowid FROM loans ORDER BY cust, loan, rowid').raw().iterate() as IterableIterator<unknown[]>;
-    const payments = this.db.prepare('SELECT cust, loan, pay, meta, data, errors, rowid FROM payments ORDER BY cust, loan, pay, rowid').raw().iterate() as IterableIterator<unknown[]>;
+    const loans = this.db
+      .prepare('SELECT cust, loan, meta, repeat, data, errors, rowid FROM loans ORDER BY cust, loan, rowid')
+      .raw()
+      .iterate() as IterableIterator<unknown[]>;
+    const payments = this.db
+      .prepare('SELECT cust, loan, pay, meta, data, errors, rowid FROM payments ORDER BY cust, loan, pay, rowid')
+      .raw()
+      .iterate() as IterableIterator<unknown[]>;
     let loan = loans.next();
     let payment = payments.next();
     try {
       while (!loan.done || !payment.done) {
-        const customerId = pickSmaller(loan.done ? undefined : (loan.value[0] as string), payment.done ? undefined : (payment.value[0] as string));
+        const customerId = pickSmaller(
+          loan.done ? undefined : (loan.value[0] as string),
+          payment.done ? undefined : (payment.value[0] as string),
+        );
         const customer: StagedCustomer = { customerId, loans: [], orphans: [], duplicatePayments: [] };
         while (true) {
           const loanCustomer = loan.done ? undefined : (loan.value[0] as string);
@@ -220,14 +242,23 @@ export class Staging {
             let errors = v[5] as string | null;
             if (repeat < 0) {
               const copy = copies?.get(-repeat);
-              if (copy === undefined) throw new Error(`staging: loan row ${-repeat} referenced by row ${v[6]} is missing`);
+              if (copy === undefined)
+                throw new Error(`staging: loan row ${-repeat} referenced by row ${v[6]} is missing`);
               data = copy.data;
               errors = copy.errors;
             } else if (repeat === 1) {
               (copies ??= new Map()).set(v[6] as number, { data, errors });
             }
             if (staged && !stagedRepeats) superseded.push(stripLoan(staged));
-            staged = { loanId, ...origin(v[2] as number), seq: v[6] as number, data, errors, superseded: [], payments: [] };
+            staged = {
+              loanId,
+              ...origin(v[2] as number),
+              seq: v[6] as number,
+              data,
+              errors,
+              superseded: [],
+              payments: [],
+            };
             stagedRepeats = repeat !== 0;
             loan = loans.next();
           }
@@ -235,7 +266,13 @@ export class Staging {
           let previous: StagedPayment | undefined;
           while (!payment.done && payment.value[0] === customerId && payment.value[1] === loanId) {
             const v = payment.value;
-            const row: StagedPayment = { paymentId: v[2] as string, ...origin(v[3] as number), seq: v[6] as number, data: v[4] as string | null, errors: v[5] as string | null };
+            const row: StagedPayment = {
+              paymentId: v[2] as string,
+              ...origin(v[3] as number),
+              seq: v[6] as number,
+              data: v[4] as string | null,
+              errors: v[5] as string | null,
+            };
             if (previous && previous.paymentId === row.paymentId) {
               paymentsOfLoan.pop();
               customer.duplicatePayments.push({ row: previous, winner: row, loanId });
@@ -265,11 +302,21 @@ export class Staging {
   /** Whole-customer documents in customer order; of two with the same id, the last one read wins. */
   *documents(): Generator<StagedDocument> {
     this.finish();
-    const rows = this.db.prepare('SELECT cust, meta, data, errors, rowid FROM documents ORDER BY cust, rowid').raw().iterate() as IterableIterator<unknown[]>;
+    const rows = this.db
+      .prepare('SELECT cust, meta, data, errors, rowid FROM documents ORDER BY cust, rowid')
+      .raw()
+      .iterate() as IterableIterator<unknown[]>;
     let current: StagedDocument | undefined;
     try {
       for (const v of rows) {
-        const doc: StagedDocument = { customerId: v[0] as string, ...origin(v[1] as number), seq: v[4] as number, data: v[2] as string | null, errors: v[3] as string | null, superseded: [] };
+        const doc: StagedDocument = {
+          customerId: v[0] as string,
+          ...origin(v[1] as number),
+          seq: v[4] as number,
+          data: v[2] as string | null,
+          errors: v[3] as string | null,
+          superseded: [],
+        };
         if (current && current.customerId === doc.customerId) {
           doc.superseded = [...current.superseded, stripDocument(current)];
         } else if (current) {

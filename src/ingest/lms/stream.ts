@@ -68,7 +68,8 @@ export async function* streamGroups(input: InputSource, options: StreamOptions):
       const { customerId, loanId, paymentId } = inspected;
       if (current === undefined || current.customerId !== customerId) {
         if (current !== undefined) {
-          if (compareIds(customerId, current.customerId) < 0) throw new NotSortedError(row, customerId, current.customerId);
+          if (compareIds(customerId, current.customerId) < 0)
+            throw new NotSortedError(row, customerId, current.customerId);
           yield finish(plan!, current, src);
         }
         current = { customerId, loans: new Map(), payments: new Map() };
@@ -184,7 +185,14 @@ export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<C
     if (options.onRows && rows % 5000 === 0) options.onRows(rows);
   };
   const cursor = (file: { input: InputSource; src: number }, role: 'loans' | 'payments') =>
-    new RowCursor(file.input, role, { mapping: options.mapping, problems: options.problems, src: file.src }, file.src, csvRecordBatches(file.input, csvDelimiter(options.mapping)), counted);
+    new RowCursor(
+      file.input,
+      role,
+      { mapping: options.mapping, problems: options.problems, src: file.src },
+      file.src,
+      csvRecordBatches(file.input, csvDelimiter(options.mapping)),
+      counted,
+    );
   const loans = cursor(options.loans, 'loans');
   const payments = cursor(options.payments, 'payments');
   let previous: string | undefined;
@@ -194,10 +202,22 @@ export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<C
       const l = await loans.peek();
       const p = await payments.peek();
       if (l === undefined && p === undefined) break;
-      const customerId = l === undefined ? p!.customerId : p === undefined ? l.customerId : compareIds(l.customerId, p.customerId) <= 0 ? l.customerId : p.customerId;
+      const customerId =
+        l === undefined
+          ? p!.customerId
+          : p === undefined
+            ? l.customerId
+            : compareIds(l.customerId, p.customerId) <= 0
+              ? l.customerId
+              : p.customerId;
       if (previous !== undefined && compareIds(customerId, previous) <= 0) {
         const at = l !== undefined && l.customerId === customerId ? l : p!;
-        throw new NotSortedError(at.row, customerId, previous, (at === l ? options.loans : options.payments).input.name);
+        throw new NotSortedError(
+          at.row,
+          customerId,
+          previous,
+          (at === l ? options.loans : options.payments).input.name,
+        );
       }
       previous = customerId;
       const loanRows = new Map<string, { cells: string[]; row: number }[]>();
@@ -249,12 +269,27 @@ function assemble(
     }
     const src = loansFile.src;
     const winner = rows[rows.length - 1]!;
-    for (let i = 0; i < rows.length - 1; i++) loanDuplicates.push({ level: 'loan', src, row: rows[i]!.row, customerId, loanId, winner: { src, row: winner.row } });
+    for (let i = 0; i < rows.length - 1; i++)
+      loanDuplicates.push({
+        level: 'loan',
+        src,
+        row: rows[i]!.row,
+        customerId,
+        loanId,
+        winner: { src, row: winner.row },
+      });
     const { fields, errors } = readLoan(loansFile.csvPlan, winner.cells);
     loans.push({ loanId, src, row: winner.row, fields, errors, payments });
     consider(src, winner.row);
   }
-  return { customerId, origin: first ?? { src: 0, row: 0 }, errors: [], loans, orphans, duplicates: [...loanDuplicates, ...paymentDuplicates] };
+  return {
+    customerId,
+    origin: first ?? { src: 0, row: 0 },
+    errors: [],
+    loans,
+    orphans,
+    duplicates: [...loanDuplicates, ...paymentDuplicates],
+  };
 }
 
 /** Payments of a loan by id, the last of equal ids winning; the others are recorded as duplicates. */
@@ -268,9 +303,23 @@ function winners(customerId: string, loanId: string, list: PendingPayment[], dup
     const winner = sorted[last]!;
     for (let j = i; j < last; j++) {
       const old = sorted[j]!;
-      duplicates.push({ level: 'payment', src: old.src, row: old.row, customerId, loanId, paymentId: old.paymentId, winner: { src: winner.src, row: winner.row } });
+      duplicates.push({
+        level: 'payment',
+        src: old.src,
+        row: old.row,
+        customerId,
+        loanId,
+        paymentId: old.paymentId,
+        winner: { src: winner.src, row: winner.row },
+      });
     }
-    payments.push({ paymentId: winner.paymentId, src: winner.src, row: winner.row, fields: winner.fields, errors: winner.errors });
+    payments.push({
+      paymentId: winner.paymentId,
+      src: winner.src,
+      row: winner.row,
+      fields: winner.fields,
+      errors: winner.errors,
+    });
     i = last;
   }
   return payments;

@@ -26,7 +26,7 @@ const DAY = 24 * HOUR;
 
 export function resolveZone(name: string): Zone | undefined {
   const zone = Info.normalizeZone(name);
-  return zone && zone.isValid ? zone : undefined;
+  return zone?.isValid ? zone : undefined;
 }
 
 // ------------------------------------------------------------------ format compiling
@@ -215,7 +215,7 @@ function compileScanner(parts: readonly Part[]): FieldReader | undefined {
       } else if (step.kind === 'meridiem') {
         const c0 = text.charCodeAt(at) | 0x20;
         const c1 = text.charCodeAt(at + 1) | 0x20;
-        if ((c0 !== 97 /* a */ && c0 !== 112 /* p */) || c1 !== 109 /* m */) return undefined;
+        if ((c0 !== 97 /* a */ && c0 !== 112) /* p */ || c1 !== 109 /* m */) return undefined;
         meridiem = c0 === 112 ? 1 : 0;
         at += 2;
       } else {
@@ -379,9 +379,7 @@ export class ZoneConverter {
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const ISO_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})Z$/;
 
-export interface DateParser {
-  (text: string): ParseResult;
-}
+export type DateParser = (text: string) => ParseResult;
 
 /** `formats` in order; the first that fits wins. Returns `YYYY-MM-DD`. */
 export function compileDateParser(formats: readonly string[]): DateParser {
@@ -455,7 +453,15 @@ function compileReader(format: string): Reader {
 /** luxon decides: undefined when the text does not fit, null when luxon calls it impossible. */
 function viaLuxon(format: string, text: string): Fields | null | undefined {
   const parsed = DateTime.fromFormat(text, format, { zone: 'UTC' });
-  if (parsed.isValid) return { year: parsed.year, month: parsed.month, day: parsed.day, hour: parsed.hour, minute: parsed.minute, second: parsed.second };
+  if (parsed.isValid)
+    return {
+      year: parsed.year,
+      month: parsed.month,
+      day: parsed.day,
+      hour: parsed.hour,
+      minute: parsed.minute,
+      second: parsed.second,
+    };
   return parsed.invalidReason === 'unit out of range' ? null : undefined;
 }
 
@@ -473,7 +479,8 @@ function compileInstantReader(format: string, converter: ZoneConverter): Instant
       // Other ISO forms: with an offset it names an instant; without one it is wall-clock time.
       const withOffset = DateTime.fromISO(text, { zone: 'UTC', setZone: true });
       if (!withOffset.isValid) return withOffset.invalidReason === 'unit out of range' ? null : undefined;
-      if (/(Z|[+-]\d{2}(:?\d{2})?)$/i.test(text)) return Math.abs(withOffset.offset) > MAX_OFFSET_MINUTES ? null : withOffset.toMillis();
+      if (/(Z|[+-]\d{2}(:?\d{2})?)$/i.test(text))
+        return Math.abs(withOffset.offset) > MAX_OFFSET_MINUTES ? null : withOffset.toMillis();
       return converter.toInstant(localMs(withOffset));
     };
   }
@@ -510,7 +517,11 @@ export function checkFormat(format: string): string | null {
   if (format === ISO_FORMAT) return null;
   const parts = tokenizeFormat(format);
   const tokens = parts.filter((p): p is { token: string } => 'token' in p).map((p) => p.token);
-  if (!tokens.some((t) => /^[yu]+$/.test(t)) || !tokens.some((t) => /^[ML]+$/.test(t)) || !tokens.some((t) => /^d+$/.test(t))) {
+  if (
+    !tokens.some((t) => /^[yu]+$/.test(t)) ||
+    !tokens.some((t) => /^[ML]+$/.test(t)) ||
+    !tokens.some((t) => /^d+$/.test(t))
+  ) {
     return `format "${format}" needs a year (yyyy), a month (M or MM) and a day (d or dd)`;
   }
   if (tokens.some((t) => t === 'a') && tokens.some((t) => /^H+$/.test(t))) {

@@ -37,9 +37,26 @@ export interface StarterMapping {
   notes: string[];
 }
 
-const DATETIME_CANDIDATES = [ISO_FORMAT, 'yyyy-MM-dd HH:mm:ss', 'yyyy-MM-dd HH:mm', 'M/d/yyyy h:mm a', 'M/d/yyyy h:mm:ss a', 'M/d/yyyy H:mm', 'M/d/yyyy H:mm:ss', 'M/d/yyyy'];
+const DATETIME_CANDIDATES = [
+  ISO_FORMAT,
+  'yyyy-MM-dd HH:mm:ss',
+  'yyyy-MM-dd HH:mm',
+  'M/d/yyyy h:mm a',
+  'M/d/yyyy h:mm:ss a',
+  'M/d/yyyy H:mm',
+  'M/d/yyyy H:mm:ss',
+  'M/d/yyyy',
+];
 const DATE_CANDIDATES = [ISO_FORMAT, 'M/d/yyyy', 'yyyy/M/d', 'd.M.yyyy'];
-const REQUIRED = ['customer.customer_id', 'loan.loan_id', 'loan.is_lead_loan', 'loan.loan_amount', 'loan.applied_at', 'payment.payment_id', 'payment.payment_at'];
+const REQUIRED = [
+  'customer.customer_id',
+  'loan.loan_id',
+  'loan.is_lead_loan',
+  'loan.loan_amount',
+  'loan.applied_at',
+  'payment.payment_id',
+  'payment.payment_at',
+];
 
 export function starterMapping(files: readonly SampledFile[], timeZone?: string): StarterMapping {
   const byKey = new Map<string, Target[]>();
@@ -82,7 +99,9 @@ export function starterMapping(files: readonly SampledFile[], timeZone?: string)
           // A loan's "Principal" is its amount, not a payment's principal: better unmapped than wrong.
           if (!unmatched.includes(column)) unmatched.push(column);
           const names = found.map((t) => `${t.level}.${t.field}`).join(' or ');
-          notes.push(`"${column}" in ${file.name} looks like ${names}, but ${file.name} is ${ROLE_WORDS[role]}${file.role ? '' : ' (by most of its columns; say otherwise with --loans/--payments)'}: not mapped; map it by hand if it is right`);
+          notes.push(
+            `"${column}" in ${file.name} looks like ${names}, but ${file.name} is ${ROLE_WORDS[role]}${file.role ? '' : ' (by most of its columns; say otherwise with --loans/--payments)'}: not mapped; map it by hand if it is right`,
+          );
           return;
         }
       }
@@ -95,11 +114,17 @@ export function starterMapping(files: readonly SampledFile[], timeZone?: string)
         } else if (kind.type === 'datetime' && samples.length) {
           const format = DATETIME_CANDIDATES.find((f) => samples.every((s) => compileDateTimeParser([f], zone)(s).ok));
           if (format) datetimeFormats.add(format);
-          else notes.push(`${level}.${field} ("${column}"): no known datetime format fits values like "${samples[0]}"; set datetime_format`);
+          else
+            notes.push(
+              `${level}.${field} ("${column}"): no known datetime format fits values like "${samples[0]}"; set datetime_format`,
+            );
         } else if (kind.type === 'date' && samples.length) {
           const format = DATE_CANDIDATES.find((f) => samples.every((s) => compileDateParser([f])(s).ok));
           if (format) dateFormats.add(format);
-          else notes.push(`${level}.${field} ("${column}"): no known date format fits values like "${samples[0]}"; set date_format`);
+          else
+            notes.push(
+              `${level}.${field} ("${column}"): no known date format fits values like "${samples[0]}"; set date_format`,
+            );
         } else if (kind.type === 'enum') {
           const match = enumMatcher(kind.values);
           const codes = [...new Set(samples.filter((s) => !match(s).ok))].slice(0, 50);
@@ -123,7 +148,9 @@ export function starterMapping(files: readonly SampledFile[], timeZone?: string)
   if (timeZone) mapping.source_time_zone = timeZone;
   else if (zoned) {
     mapping.source_time_zone = 'UTC';
-    notes.push('source_time_zone is UTC: set it to the LMS\'s time zone (an IANA name such as America/Chicago), or pass --time-zone');
+    notes.push(
+      "source_time_zone is UTC: set it to the LMS's time zone (an IANA name such as America/Chicago), or pass --time-zone",
+    );
   }
   for (const level of LEVELS) if (Object.keys(sections[level]).length) mapping[level] = sections[level];
   const mapped = (name: string) => {
@@ -131,7 +158,8 @@ export function starterMapping(files: readonly SampledFile[], timeZone?: string)
     return sections[level][field] !== undefined;
   };
   const missingRequired = REQUIRED.filter((name) => !mapped(name));
-  if (!mapped('loan.lead_id') && !mapped('loan.management_system_id')) missingRequired.push('loan.lead_id or loan.management_system_id (a {"const": …} will do)');
+  if (!mapped('loan.lead_id') && !mapped('loan.management_system_id'))
+    missingRequired.push('loan.lead_id or loan.management_system_id (a {"const": …} will do)');
   if (unmatched.length) mapping.unmatched_columns = unmatched;
   return { mapping, unmatched, missingRequired, codesToFill, notes };
 }

@@ -4,8 +4,24 @@ import * as z from 'zod';
 import { InputError } from '../../errors.js';
 import { formatZodIssues } from '../../schema/common.js';
 import { checkFormat, compileDateParser, compileDateTimeParser, ISO_FORMAT, resolveZone } from './datetime.js';
-import { describeKind, fieldKind, LEVEL_FIELDS, LEVELS, PAYMENT_JOIN_KEYS, type FieldKind, type Level } from './fields.js';
-import { enumMatcher, looseKey, parseBoolean, parseMoney, parseWholeNumber, type Converted, type MoneyUnit } from './values.js';
+import {
+  describeKind,
+  fieldKind,
+  LEVEL_FIELDS,
+  LEVELS,
+  PAYMENT_JOIN_KEYS,
+  type FieldKind,
+  type Level,
+} from './fields.js';
+import {
+  enumMatcher,
+  looseKey,
+  parseBoolean,
+  parseMoney,
+  parseWholeNumber,
+  type Converted,
+  type MoneyUnit,
+} from './values.js';
 
 /**
  * The mapping file: how an export's columns become API fields. JSON, one section per level:
@@ -71,7 +87,9 @@ export async function loadMapping(path: string, cwd: string): Promise<Mapping> {
     text = await readFile(resolve(cwd, path), 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError(code === 'ENOENT' ? 'no such mapping file' : `could not be read: ${(err as Error).message}`, { file: path });
+    throw new InputError(code === 'ENOENT' ? 'no such mapping file' : `could not be read: ${(err as Error).message}`, {
+      file: path,
+    });
   }
   let json: unknown;
   try {
@@ -99,7 +117,9 @@ function checkMapping(mapping: Mapping): string[] {
   const problems: string[] = [];
   const spec = mapping.spec;
   if (spec.source_time_zone !== undefined && !resolveZone(spec.source_time_zone)) {
-    problems.push(`source_time_zone: "${spec.source_time_zone}" is not a time zone (use an IANA name like America/Chicago)`);
+    problems.push(
+      `source_time_zone: "${spec.source_time_zone}" is not a time zone (use an IANA name like America/Chicago)`,
+    );
   }
   for (const format of asList(spec.date_format).concat(asList(spec.datetime_format))) {
     const problem = checkFormat(format);
@@ -119,10 +139,14 @@ function checkMapping(mapping: Mapping): string[] {
         if (!converted.ok) problems.push(`${where}.const: ${converted.reason}`);
         continue;
       }
-      if (fieldSpec.money && kind.type !== 'cents') problems.push(`${where}.money: only for money fields, and ${field} is ${describeKind(kind)}`);
-      if (fieldSpec.format && kind.type !== 'date' && kind.type !== 'datetime') problems.push(`${where}.format: only for date and datetime fields`);
-      if (fieldSpec.time_zone && kind.type !== 'datetime') problems.push(`${where}.time_zone: only for datetime fields`);
-      if (fieldSpec.time_zone && !resolveZone(fieldSpec.time_zone)) problems.push(`${where}.time_zone: "${fieldSpec.time_zone}" is not a time zone`);
+      if (fieldSpec.money && kind.type !== 'cents')
+        problems.push(`${where}.money: only for money fields, and ${field} is ${describeKind(kind)}`);
+      if (fieldSpec.format && kind.type !== 'date' && kind.type !== 'datetime')
+        problems.push(`${where}.format: only for date and datetime fields`);
+      if (fieldSpec.time_zone && kind.type !== 'datetime')
+        problems.push(`${where}.time_zone: only for datetime fields`);
+      if (fieldSpec.time_zone && !resolveZone(fieldSpec.time_zone))
+        problems.push(`${where}.time_zone: "${fieldSpec.time_zone}" is not a time zone`);
       for (const format of asList(fieldSpec.format)) {
         const problem = checkFormat(format);
         if (problem) problems.push(`${where}.format: ${problem}`);
@@ -180,7 +204,9 @@ function makeConverter(kind: FieldKind, options: ColumnOptions, spec: MappingFil
     case 'enum':
       return enumMatcher(kind.values);
     case 'date':
-      return compileDateParser(asList(options.format ?? spec.date_format).length ? asList(options.format ?? spec.date_format) : [ISO_FORMAT]);
+      return compileDateParser(
+        asList(options.format ?? spec.date_format).length ? asList(options.format ?? spec.date_format) : [ISO_FORMAT],
+      );
     case 'datetime': {
       const formats = asList(options.format ?? spec.datetime_format);
       const zone = resolveZone(options.time_zone ?? spec.source_time_zone ?? 'UTC') ?? resolveZone('UTC')!;
@@ -193,13 +219,19 @@ function makeConverter(kind: FieldKind, options: ColumnOptions, spec: MappingFil
 function convertScalar(value: string | number | boolean, kind: FieldKind, convert: TextConverter): Converted<unknown> {
   if (typeof value === 'string') return convert(value.trim());
   if (typeof value === 'boolean') {
-    return kind.type === 'boolean' ? { ok: true, value } : { ok: false, reason: `${value} is not ${describeKind(kind)}` };
+    return kind.type === 'boolean'
+      ? { ok: true, value }
+      : { ok: false, reason: `${value} is not ${describeKind(kind)}` };
   }
   if (kind.type === 'cents') {
-    return Number.isSafeInteger(value) ? { ok: true, value } : { ok: false, reason: `${value} is not a whole number of cents` };
+    return Number.isSafeInteger(value)
+      ? { ok: true, value }
+      : { ok: false, reason: `${value} is not a whole number of cents` };
   }
   if (kind.type === 'id') {
-    return Number.isSafeInteger(value) && value >= 0 ? { ok: true, value } : { ok: false, reason: `${value} is not a whole number` };
+    return Number.isSafeInteger(value) && value >= 0
+      ? { ok: true, value }
+      : { ok: false, reason: `${value} is not a whole number` };
   }
   if (kind.type === 'string') return { ok: true, value: String(value) };
   return convert(String(value));
@@ -268,11 +300,17 @@ function headerIndex(header: readonly string[]): (column: string) => number {
   return (column) => exact.get(column) ?? loose.get(column.trim().toLowerCase()) ?? -1;
 }
 
-export function compileLevel(mapping: Mapping, level: Level, header: readonly string[], options: CompileOptions): CompiledLevel {
+export function compileLevel(
+  mapping: Mapping,
+  level: Level,
+  header: readonly string[],
+  options: CompileOptions,
+): CompiledLevel {
   const spec = mapping.spec;
   const find = headerIndex(header);
   const only = options.only ? new Set(options.only) : undefined;
-  const section: Record<string, FieldSpec> = mapping.identity === true ? identitySection(level, header) : { ...(spec[level] ?? {}) };
+  const section: Record<string, FieldSpec> =
+    mapping.identity === true ? identitySection(level, header) : { ...(spec[level] ?? {}) };
   if (mapping.identity !== true && level === 'payment') {
     // A payments file's keys default to the customer and loan sections' columns.
     for (const key of PAYMENT_JOIN_KEYS) {
@@ -349,9 +387,7 @@ export function compileLevel(mapping: Mapping, level: Level, header: readonly st
 /** No mapping: a column whose name is an API field (up to case and surrounding spaces) is that field. */
 function identitySection(level: Level, header: readonly string[]): Record<string, string> {
   const section: Record<string, string> = {};
-  const names = new Set(
-    Object.keys(LEVEL_FIELDS[level]).concat(level === 'payment' ? [...PAYMENT_JOIN_KEYS] : []),
-  );
+  const names = new Set(Object.keys(LEVEL_FIELDS[level]).concat(level === 'payment' ? [...PAYMENT_JOIN_KEYS] : []));
   for (const column of header) {
     const name = column.trim().toLowerCase();
     if (names.has(name) && section[name] === undefined) section[name] = column;

@@ -92,7 +92,8 @@ function fastDollars(text: string): number | undefined {
     break;
   }
   if (digits === 0 || (group >= 0 && group !== 3)) return undefined;
-  if (i === end) return Number.isSafeInteger(whole * 100) ? (negative && whole !== 0 ? -whole * 100 : whole * 100) : undefined;
+  if (i === end)
+    return Number.isSafeInteger(whole * 100) ? (negative && whole !== 0 ? -whole * 100 : whole * 100) : undefined;
   if (text.charCodeAt(i) !== 46 /* . */ || end - i !== 3) return undefined;
   const d1 = text.charCodeAt(i + 1) - 48;
   const d2 = text.charCodeAt(i + 2) - 48;
@@ -110,7 +111,10 @@ function finish(cents: number, negative: boolean, text: string): Converted<numbe
 function bad(text: string, unit: MoneyUnit): Converted<number> {
   return {
     ok: false,
-    reason: unit === 'dollars' ? `${quoteValue(text)} is not an amount in dollars (like $1,234.56)` : `${quoteValue(text)} is not a whole number of cents`,
+    reason:
+      unit === 'dollars'
+        ? `${quoteValue(text)} is not an amount in dollars (like $1,234.56)`
+        : `${quoteValue(text)} is not a whole number of cents`,
   };
 }
 
@@ -152,7 +156,10 @@ export function enumMatcher(values: readonly string[]): (text: string) => Conver
     let result = seen.get(text);
     if (result !== undefined) return result;
     const exact = byKey.get(looseKey(text));
-    result = exact !== undefined ? { ok: true, value: exact } : { ok: false, reason: `${quoteValue(text)} is not one of: ${listed} (add it to the field's "values" map)` };
+    result =
+      exact !== undefined
+        ? { ok: true, value: exact }
+        : { ok: false, reason: `${quoteValue(text)} is not one of: ${listed} (add it to the field's "values" map)` };
     if (seen.size < 1000) seen.set(text, result);
     return result;
   };

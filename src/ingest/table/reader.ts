@@ -43,7 +43,9 @@ const NOT_FAST = -2;
 
 export function checkDelimiter(delimiter: string): void {
   if (delimiter.length !== 1 || delimiter === '"' || delimiter === '\r' || delimiter === '\n') {
-    throw new InputError(`the delimiter must be one character other than a quote or a line break, got ${JSON.stringify(delimiter)}`);
+    throw new InputError(
+      `the delimiter must be one character other than a quote or a line break, got ${JSON.stringify(delimiter)}`,
+    );
   }
 }
 
@@ -208,7 +210,13 @@ export class TableReader {
       if (i - start > this.maxRecord) this.tooLong(text, start, i);
       if (i >= length) {
         if (!final) return NEED_MORE;
-        if (quoting) throw this.error('a quoted value starts here and its closing quote is missing', cells.length, text, fieldStart);
+        if (quoting)
+          throw this.error(
+            'a quoted value starts here and its closing quote is missing',
+            cells.length,
+            text,
+            fieldStart,
+          );
         if (wasQuoted || cells.length !== 0 || field.length !== 0) {
           endField();
           this.emit(cells, onRecord);
@@ -229,7 +237,12 @@ export class TableReader {
           i++;
           const after = i < length ? text.charCodeAt(i) : -1;
           if (after !== -1 && after !== this.delimiterCode && after !== CR && after !== LF) {
-            throw this.error('unexpected text after a closing quote (a quote inside a quoted value must be doubled: "")', cells.length, text, fieldStart);
+            throw this.error(
+              'unexpected text after a closing quote (a quote inside a quoted value must be doubled: "")',
+              cells.length,
+              text,
+              fieldStart,
+            );
           }
           continue;
         }
@@ -240,7 +253,13 @@ export class TableReader {
         continue;
       }
       if (ch === QUOTE && !this.options.relaxQuotes) {
-        if (field.length !== 0) throw this.error('a quote inside an unquoted value (quote the whole value and double the quote: "")', cells.length, text, fieldStart);
+        if (field.length !== 0)
+          throw this.error(
+            'a quote inside an unquoted value (quote the whole value and double the quote: "")',
+            cells.length,
+            text,
+            fieldStart,
+          );
         quoting = true;
         i++;
         continue;
@@ -269,9 +288,15 @@ export class TableReader {
 
   private error(reason: string, column: number, text: string, at: number): InputError {
     const excerpt = text.slice(at, at + 40).replace(/[\r\n].*$/s, '');
-    return new InputError(`is not valid CSV: ${reason}`, { file: this.options.file, row: this.row + 1, column: column + 1 }, {
-      hint: excerpt ? `the value begins ${JSON.stringify(excerpt.length >= 40 ? excerpt + '…' : excerpt)}` : undefined,
-    });
+    return new InputError(
+      `is not valid CSV: ${reason}`,
+      { file: this.options.file, row: this.row + 1, column: column + 1 },
+      {
+        hint: excerpt
+          ? `the value begins ${JSON.stringify(excerpt.length >= 40 ? excerpt + '…' : excerpt)}`
+          : undefined,
+      },
+    );
   }
 
   private tooLong(text: string, start: number, end: number): never {
@@ -280,7 +305,9 @@ export class TableReader {
     throw new InputError(
       `the row is longer than ${(this.maxRecord / (1 << 20)).toFixed(0)} MiB of text, with no line break yet`,
       { file: this.options.file, row: this.row + 1, column },
-      { hint: 'a value this long is most often a quoted value whose closing quote is missing, or a file that is not CSV' },
+      {
+        hint: 'a value this long is most often a quoted value whose closing quote is missing, or a file that is not CSV',
+      },
     );
   }
 
@@ -294,11 +321,16 @@ export class TableReader {
 }
 
 /** At 3 a.m. an empty file is nearly always an export job that failed or has not finished. */
-export const EMPTY_INPUT_HINT = 'an empty export usually means the job that writes it failed or has not finished: check it, then run the command again';
+export const EMPTY_INPUT_HINT =
+  'an empty export usually means the job that writes it failed or has not finished: check it, then run the command again';
 
 /** A header alone is an export with nothing in it, like an empty file: most often a job that failed. */
 export function noRecords(files: readonly string[]): InputError {
-  return new InputError(`${files.join(', ')}: no records (a header or an empty document alone)`, {}, { hint: EMPTY_INPUT_HINT });
+  return new InputError(
+    `${files.join(', ')}: no records (a header or an empty document alone)`,
+    {},
+    { hint: EMPTY_INPUT_HINT },
+  );
 }
 
 export interface TableRow {
@@ -340,11 +372,15 @@ export async function* tableBatches(
   // The rows before a malformed one are handed on (they are reported or sent), then the error.
   if (batch.length) yield batch;
   if (failure !== undefined) throw failure;
-  if (reader.rows === 0) throw new InputError('is empty (no header row)', { file: input.name }, { hint: EMPTY_INPUT_HINT });
+  if (reader.rows === 0)
+    throw new InputError('is empty (no header row)', { file: input.name }, { hint: EMPTY_INPUT_HINT });
 }
 
 /** The most frequent of comma, semicolon, tab and pipe outside quotes on a header line (comma when none). */
-export function sniffDelimiter(line: string, candidates: readonly string[] = [',', ';', '\t', '|']): { char: string; count: number } {
+export function sniffDelimiter(
+  line: string,
+  candidates: readonly string[] = [',', ';', '\t', '|'],
+): { char: string; count: number } {
   const counts = new Map<string, number>(candidates.map((d) => [d, 0]));
   let quoted = false;
   for (const c of line) {
@@ -357,7 +393,11 @@ export function sniffDelimiter(line: string, candidates: readonly string[] = [',
 }
 
 /** Duplicate or empty header names make "which column?" a guess: refuse them, naming them. */
-export function checkHeaderNames(file: string, header: readonly string[], key: (name: string) => string = (n) => n.trim().toLowerCase()): void {
+export function checkHeaderNames(
+  file: string,
+  header: readonly string[],
+  key: (name: string) => string = (n) => n.trim().toLowerCase(),
+): void {
   // Trailing empty names are a spreadsheet artefact (a stray delimiter at the line's end): allowed.
   let last = header.length;
   while (last > 0 && key(header[last - 1]!) === '') last--;
@@ -376,10 +416,15 @@ export function checkHeaderNames(file: string, header: readonly string[], key: (
     else duplicates.push(`"${name.trim()}" (columns ${first} and ${i + 1})`);
   }
   const parts: string[] = [];
-  if (duplicates.length) parts.push(`has the column name${duplicates.length > 1 ? 's' : ''} ${duplicates.join(', ')} more than once`);
+  if (duplicates.length)
+    parts.push(`has the column name${duplicates.length > 1 ? 's' : ''} ${duplicates.join(', ')} more than once`);
   if (empty.length) parts.push(`has no name for column${empty.length > 1 ? 's' : ''} ${empty.join(', ')}`);
   if (parts.length) {
-    throw new InputError(`header ${parts.join(' and ')}`, { file, row: 1 }, { hint: 'give every column a distinct name in the header row' });
+    throw new InputError(
+      `header ${parts.join(' and ')}`,
+      { file, row: 1 },
+      { hint: 'give every column a distinct name in the header row' },
+    );
   }
 }
 
@@ -388,7 +433,10 @@ export function checkHeaderNames(file: string, header: readonly string[], key: (
  * of comma, semicolon, tab and pipe on the first line (comma when none). The input given back
  * replays what was looked at.
  */
-export async function chooseDelimiter(input: InputSource, named?: string): Promise<{ delimiter: string; input: InputSource }> {
+export async function chooseDelimiter(
+  input: InputSource,
+  named?: string,
+): Promise<{ delimiter: string; input: InputSource }> {
   if (named !== undefined) {
     checkDelimiter(named);
     return { delimiter: named, input };

@@ -1,4 +1,14 @@
-import { accessSync, closeSync, constants, createWriteStream, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  createWriteStream,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import { once } from 'node:events';
@@ -63,7 +73,10 @@ export function checkOutputPath(path: string, cwd: string, what: string): string
     accessSync(dirname(full), constants.W_OK);
     if (exists) accessSync(full, constants.W_OK);
   } catch (err) {
-    const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'its folder does not exist' : 'it cannot be written (permission denied)';
+    const why =
+      (err as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'its folder does not exist'
+        : 'it cannot be written (permission denied)';
     throw new UsageError(`cannot write ${what} ${path}: ${why}`, { cause: err });
   }
   return full;

@@ -23,7 +23,9 @@ const DAY_MS = 24 * 3600 * 1000;
  * whose keys come in the order the mapping (or a JSON record) gives them.
  */
 export function canonicalPayload(customerId: string, payload: SentPayload): string {
-  const loans = payload.loans.map((loan) => `${JSON.stringify(loan.fields)}[${[...loan.payments].sort().join(',')}]`).sort();
+  const loans = payload.loans
+    .map((loan) => `${JSON.stringify(loan.fields)}[${[...loan.payments].sort().join(',')}]`)
+    .sort();
   return `${JSON.stringify(customerId)}[${loans.join(',')}]`;
 }
 
@@ -48,7 +50,10 @@ export class CustomerDelta {
   }
 
   digestOf(customerId: string, payload: SentPayload): CustomerDigest {
-    return { id: this.record.digest('customer', customerId), payload: this.record.digest('payload', canonicalPayload(customerId, payload)) };
+    return {
+      id: this.record.digest('customer', customerId),
+      payload: this.record.digest('payload', canonicalPayload(customerId, payload)),
+    };
   }
 
   /** Whether to send: always with `--full`; with `--changed-only`, when new, changed, old or this run's. */

@@ -1,6 +1,16 @@
 import Database from 'better-sqlite3';
 import { createHash, createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { stateDirError } from '../push/state-dir.js';
 
@@ -130,7 +140,9 @@ export class DeltaRecord {
     this.db = db;
     this.statements = {
       getCustomer: db.prepare('SELECT payload, sent_at, run FROM customers WHERE id = ?'),
-      putCustomer: db.prepare('INSERT INTO customers (id, payload, sent_at, run) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, sent_at = excluded.sent_at, run = excluded.run'),
+      putCustomer: db.prepare(
+        'INSERT INTO customers (id, payload, sent_at, run) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, sent_at = excluded.sent_at, run = excluded.run',
+      ),
       dropCustomer: db.prepare('DELETE FROM customers WHERE id = ?'),
       countCustomers: db.prepare('SELECT count(*) AS n FROM customers'),
     };
@@ -224,20 +236,36 @@ export class DeltaRecord {
   }
 
   /** What the record holds, in counts (never the digests). */
-  describe(): { customers: number; last_sent: string | null; lists: { list_id: number; type: string; values: number; uploaded_at: string }[] } {
+  describe(): {
+    customers: number;
+    last_sent: string | null;
+    lists: { list_id: number; type: string; values: number; uploaded_at: string }[];
+  } {
     const last = this.db.prepare('SELECT max(sent_at) AS t FROM customers').get() as { t: number | null };
-    const lists = this.db.prepare('SELECT list_id, type, count, uploaded_at FROM lists ORDER BY list_id').all() as { list_id: number; type: string; count: number; uploaded_at: number }[];
+    const lists = this.db.prepare('SELECT list_id, type, count, uploaded_at FROM lists ORDER BY list_id').all() as {
+      list_id: number;
+      type: string;
+      count: number;
+      uploaded_at: number;
+    }[];
     return {
       customers: this.customerCount,
       last_sent: last.t === null ? null : new Date(last.t).toISOString(),
-      lists: lists.map((l) => ({ list_id: l.list_id, type: l.type, values: l.count, uploaded_at: new Date(l.uploaded_at).toISOString() })),
+      lists: lists.map((l) => ({
+        list_id: l.list_id,
+        type: l.type,
+        values: l.count,
+        uploaded_at: new Date(l.uploaded_at).toISOString(),
+      })),
     };
   }
 
   // ---- lists ------------------------------------------------------------------------------
 
   list(listId: number): { type: string; count: number; uploadedAt: number } | undefined {
-    const row = this.db.prepare('SELECT type, count, uploaded_at FROM lists WHERE list_id = ?').get(listId) as { type: string; count: number; uploaded_at: number } | undefined;
+    const row = this.db.prepare('SELECT type, count, uploaded_at FROM lists WHERE list_id = ?').get(listId) as
+      | { type: string; count: number; uploaded_at: number }
+      | undefined;
     return row ? { type: row.type, count: row.count, uploadedAt: row.uploaded_at } : undefined;
   }
 
@@ -261,7 +289,11 @@ export class DeltaRecord {
         put.run(listId, value);
         count++;
       }
-      this.db.prepare('INSERT INTO lists (list_id, type, count, uploaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (list_id) DO UPDATE SET type = excluded.type, count = excluded.count, uploaded_at = excluded.uploaded_at').run(listId, type, count, at);
+      this.db
+        .prepare(
+          'INSERT INTO lists (list_id, type, count, uploaded_at) VALUES (?, ?, ?, ?) ON CONFLICT (list_id) DO UPDATE SET type = excluded.type, count = excluded.count, uploaded_at = excluded.uploaded_at',
+        )
+        .run(listId, type, count, at);
     })();
   }
 

@@ -4,7 +4,15 @@ import { resolve } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import type { IO, Signal } from '../../cli/io.js';
 import { noRecords } from '../../ingest/table/reader.js';
-import { AuthError, ExitCode, InputError, LeadctlError, PayloadTooLargeError, UsageError, ValidationError } from '../../errors.js';
+import {
+  AuthError,
+  ExitCode,
+  InputError,
+  LeadctlError,
+  PayloadTooLargeError,
+  UsageError,
+  ValidationError,
+} from '../../errors.js';
 import type { CustomerGroup } from '../../ingest/lms/groups.js';
 import { stageExport, type BatchInput } from '../../ingest/lms/inputs.js';
 import { formatFromName, type InputFormat, type RowProblem } from '../../ingest/lms/rows.js';
@@ -139,7 +147,13 @@ class BatchRun {
   }
 
   private newRejectsWriter(): RejectsWriter {
-    return new RejectsWriter(this.request.rejectsPath ?? defaultRejectsName(this.started), this.io.cwd, this.sources, this.request.rejectsPath !== undefined, { raw: this.io.csv?.raw });
+    return new RejectsWriter(
+      this.request.rejectsPath ?? defaultRejectsName(this.started),
+      this.io.cwd,
+      this.sources,
+      this.request.rejectsPath !== undefined,
+      { raw: this.io.csv?.raw },
+    );
   }
 
   async execute(): Promise<PushOutcome> {
@@ -166,7 +180,7 @@ class BatchRun {
 
       const streamable = this.streamableInput();
       // The journal key needs a hash of the whole file; a check-only run opens no journal, so it skips that extra read.
-      let digest = streamable && !request.validateOnly ? await this.fileDigest(streamable) : undefined;
+      const digest = streamable && !request.validateOnly ? await this.fileDigest(streamable) : undefined;
       let mode: Mode = streamable ? 'streamed' : 'staged';
       if (digest !== undefined && !request.validateOnly) {
         const previous = this.openJournal(dir, digest, mode);
@@ -181,7 +195,9 @@ class BatchRun {
           await this.drain();
           // Two files are tried side by side on the chance that both are sorted: only a resend is worth a note.
           if (streamable!.length === 1 || this.requests.sent) {
-            this.notes.push(`${err.file ?? streamable![0]!.path} is not sorted by customer (${err.message}); it was staged instead${this.requests.sent ? `, and the ${this.requests.sent} request(s) already sent were sent again (upserts are safe to repeat)` : ''}`);
+            this.notes.push(
+              `${err.file ?? streamable![0]!.path} is not sorted by customer (${err.message}); it was staged instead${this.requests.sent ? `, and the ${this.requests.sent} request(s) already sent were sent again (upserts are safe to repeat)` : ''}`,
+            );
           }
           this.resetForStaging();
           mode = 'staged';
@@ -217,7 +233,12 @@ class BatchRun {
   /** An unexpected error ends the run: it outranks a signal or an outage as the reason given. */
   private failWith(err: unknown): void {
     if (this.stop?.kind === 'failed') return;
-    const error = err instanceof LeadctlError ? err : new LeadctlError('unexpected', ExitCode.UNEXPECTED, err instanceof Error ? err.message : String(err), { cause: err });
+    const error =
+      err instanceof LeadctlError
+        ? err
+        : new LeadctlError('unexpected', ExitCode.UNEXPECTED, err instanceof Error ? err.message : String(err), {
+            cause: err,
+          });
     this.stop = { kind: 'failed', error };
   }
 
@@ -238,7 +259,9 @@ class BatchRun {
    */
   private async openDelta(mode: DeltaMode): Promise<CustomerDelta> {
     const target = this.target ?? (await this.env.target());
-    const record = DeltaRecord.open(stateDir(this.io.env), configDir(this.io.env), target, !this.request.validateOnly) ?? DeltaRecord.empty();
+    const record =
+      DeltaRecord.open(stateDir(this.io.env), configDir(this.io.env), target, !this.request.validateOnly) ??
+      DeltaRecord.empty();
     return new CustomerDelta(record, { mode, maxAgeDays: this.request.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS });
   }
 
@@ -250,7 +273,10 @@ class BatchRun {
       this.delta.begin('check-only', this.started.getTime());
       return;
     }
-    this.delta.begin(createHash('sha256').update(`${header.key}\n${header.created}`).digest('hex').slice(0, 16), Date.parse(header.created));
+    this.delta.begin(
+      createHash('sha256').update(`${header.key}\n${header.created}`).digest('hex').slice(0, 16),
+      Date.parse(header.created),
+    );
   }
 
   /**
@@ -260,8 +286,12 @@ class BatchRun {
   private streamableInput(): BatchInput[] | undefined {
     const { inputs, format } = this.request;
     if (inputs.some((i) => i.path === '-')) return undefined;
-    if (inputs.length === 1) return inputs[0]!.role === 'auto' && (format ?? formatFromName(inputs[0]!.path)) === 'csv' ? [inputs[0]!] : undefined;
-    if (inputs.length === 2 && inputs.some((i) => i.role === 'loans') && inputs.some((i) => i.role === 'payments')) return [...inputs];
+    if (inputs.length === 1)
+      return inputs[0]!.role === 'auto' && (format ?? formatFromName(inputs[0]!.path)) === 'csv'
+        ? [inputs[0]!]
+        : undefined;
+    if (inputs.length === 2 && inputs.some((i) => i.role === 'loans') && inputs.some((i) => i.role === 'payments'))
+      return [...inputs];
     return undefined;
   }
 
@@ -294,7 +324,18 @@ class BatchRun {
         profile: this.target!.profile,
         base_url: this.target!.baseUrl,
         inputs: request.inputs.map((i) => `${i.role}:${i.path}`),
-        settings: { maxCustomers: request.chunkSize, maxBytes: request.maxBytes, ...(request.delta ? { delta: request.delta === 'full' ? 'full' : `changed-only, --max-age ${request.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS}` } : {}) },
+        settings: {
+          maxCustomers: request.chunkSize,
+          maxBytes: request.maxBytes,
+          ...(request.delta
+            ? {
+                delta:
+                  request.delta === 'full'
+                    ? 'full'
+                    : `changed-only, --max-age ${request.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS}`,
+              }
+            : {}),
+        },
         mode,
       },
       request.resume && !fresh,
@@ -303,8 +344,10 @@ class BatchRun {
     this.journal = opened.journal;
     if (fresh) return undefined;
     this.resumed = opened.resumed;
-    if (request.resume && !opened.resumed) this.env.warn('nothing to resume for these inputs (no journal of an interrupted push); sending everything');
-    if (opened.resumed) this.env.onEvent({ type: 'resuming', acknowledged: this.journal.acknowledged, journal: this.journal.path });
+    if (request.resume && !opened.resumed)
+      this.env.warn('nothing to resume for these inputs (no journal of an interrupted push); sending everything');
+    if (opened.resumed)
+      this.env.onEvent({ type: 'resuming', acknowledged: this.journal.acknowledged, journal: this.journal.path });
     return opened.resumed ? (this.journal.header.mode ?? 'staged') : undefined;
   }
 
@@ -406,7 +449,8 @@ class BatchRun {
     if (staged.rowsRead === 0) throw noRecords(this.sources);
     this.env.onEvent({ type: 'staged', rows: staged.rowsRead, seconds: (performance.now() - this.startedMs) / 1000 });
     this.totalCustomers = this.staging.customerCount(staged.shape);
-    if (!request.validateOnly && this.journal === undefined) this.openJournal(dir, knownDigest ?? (await this.stagedDigest(staged.digest)), 'staged');
+    if (!request.validateOnly && this.journal === undefined)
+      this.openJournal(dir, knownDigest ?? (await this.stagedDigest(staged.digest)), 'staged');
     await this.pushGroups(staged.groups(), false);
   }
 
@@ -418,11 +462,17 @@ class BatchRun {
 
   // ---- check, chunk, send ----------------------------------------------------------------
 
-  private async pushGroups(groups: Iterable<CustomerGroup> | AsyncIterable<CustomerGroup>, streaming: boolean): Promise<void> {
+  private async pushGroups(
+    groups: Iterable<CustomerGroup> | AsyncIterable<CustomerGroup>,
+    streaming: boolean,
+  ): Promise<void> {
     const { request } = this;
     const chunker = new Chunker({ maxCustomers: request.chunkSize, maxBytes: request.maxBytes });
     this.beginDelta();
-    const iterator = Symbol.asyncIterator in groups ? (groups as AsyncIterable<CustomerGroup>)[Symbol.asyncIterator]() : (groups as Iterable<CustomerGroup>)[Symbol.iterator]();
+    const iterator =
+      Symbol.asyncIterator in groups
+        ? (groups as AsyncIterable<CustomerGroup>)[Symbol.asyncIterator]()
+        : (groups as Iterable<CustomerGroup>)[Symbol.iterator]();
     let stoppedEarly = false;
     try {
       while (true) {
@@ -443,7 +493,11 @@ class BatchRun {
         if (this.delta) {
           const digest = this.delta.digestOf(result.valid.customerId, result.payload!);
           if (!this.delta.shouldSend(digest)) {
-            Tally.add(this.tally.unchanged, { customers: 1, loans: result.valid.loans, payments: result.valid.payments });
+            Tally.add(this.tally.unchanged, {
+              customers: 1,
+              loans: result.valid.loans,
+              payments: result.valid.payments,
+            });
             this.doneCustomers++;
             continue;
           }
@@ -476,7 +530,12 @@ class BatchRun {
     }
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
       const g = next.value;
-      const counts: LevelCounts = { customers: 1, loans: g.loans.length, payments: g.loans.reduce((n, l) => n + l.payments.length, 0) + g.orphans.reduce((n, o) => n + o.payments.length, 0) };
+      const counts: LevelCounts = {
+        customers: 1,
+        loans: g.loans.length,
+        payments:
+          g.loans.reduce((n, l) => n + l.payments.length, 0) + g.orphans.reduce((n, o) => n + o.payments.length, 0),
+      };
       // Superseded records too: which of them is the duplicate is decided when the group is checked.
       for (const d of g.duplicates) counts[`${d.level}s`]++;
       Tally.add(this.tally.read, counts);
@@ -517,7 +576,11 @@ class BatchRun {
    * Counts a chunk the service answered: what it skipped or refused is rejected, what it took
    * without a per-record verdict is unconfirmed, and only the rest is accepted.
    */
-  private settle(chunk: Chunk, result: PostResult, outcome: 'accepted' | 'unconfirmed' | 'refused' | 'from-journal'): void {
+  private settle(
+    chunk: Chunk,
+    result: PostResult,
+    outcome: 'accepted' | 'unconfirmed' | 'refused' | 'from-journal',
+  ): void {
     const sent = this.countChunk(chunk);
     const traces = chunk.customers.map((c) => c.trace);
     const skips = applySkips(traces, result.skipped);
@@ -591,7 +654,17 @@ class BatchRun {
     if (request.validateOnly) {
       const sent = this.countChunk(chunk);
       this.doneCustomers += sent.customers;
-      this.env.onEvent({ type: 'request', index: chunk.index, outcome: 'would-send', ...sent, skipped: 0, unconfirmed: 0, doneCustomers: this.doneCustomers, totalCustomers: this.totalCustomers, requestsDone: this.requests.total });
+      this.env.onEvent({
+        type: 'request',
+        index: chunk.index,
+        outcome: 'would-send',
+        ...sent,
+        skipped: 0,
+        unconfirmed: 0,
+        doneCustomers: this.doneCustomers,
+        totalCustomers: this.totalCustomers,
+        requestsDone: this.requests.total,
+      });
       chunk.release();
       return;
     }
@@ -599,9 +672,14 @@ class BatchRun {
     if (ack) {
       const entry = this.ackEntry(chunk, []);
       if (ack.first !== entry.first || ack.last !== entry.last || ack.customers !== entry.customers) {
-        throw new LeadctlError('journal_mismatch', ExitCode.UNEXPECTED, `the journal ${this.journal!.path} does not match request ${chunk.index + 1} of these inputs`, {
-          hint: 'rerun without --resume to send everything again (upserts are safe to repeat)',
-        });
+        throw new LeadctlError(
+          'journal_mismatch',
+          ExitCode.UNEXPECTED,
+          `the journal ${this.journal!.path} does not match request ${chunk.index + 1} of these inputs`,
+          {
+            hint: 'rerun without --resume to send everything again (upserts are safe to repeat)',
+          },
+        );
       }
       this.requests.acknowledgedBefore++;
       this.settle(chunk, { skipped: ack.skipped, refused: [], unconfirmed: ack.unconfirmed ?? [] }, 'from-journal');
@@ -629,14 +707,20 @@ class BatchRun {
         this.settle(chunk, result, result.unconfirmed.length ? 'unconfirmed' : 'accepted');
       } else {
         // Not an acknowledgement: --resume sends a refused request again (upserts are safe to repeat).
-        this.journal!.refused({ chunk: chunk.index, status: result.refusal?.status ?? null, reason: result.refusal?.reason ?? '', at: this.io.now().toISOString() });
+        this.journal!.refused({
+          chunk: chunk.index,
+          status: result.refusal?.status ?? null,
+          reason: result.refusal?.reason ?? '',
+          at: this.io.now().toISOString(),
+        });
         this.settle(chunk, result, 'refused');
       }
     } catch (err) {
       this.pending(chunk);
       if (this.abort.signal.aborted) return;
       if (err instanceof AuthError) this.stop ??= { kind: 'auth', error: err };
-      else if (err instanceof LeadctlError && err.exitCode === ExitCode.SERVICE) this.stop ??= { kind: 'service', error: err };
+      else if (err instanceof LeadctlError && err.exitCode === ExitCode.SERVICE)
+        this.stop ??= { kind: 'service', error: err };
       else throw err;
     }
   }
@@ -655,7 +739,10 @@ class BatchRun {
       const res = await this.client!.send({
         method: 'POST',
         path: BATCH_PATH,
-        body: () => (async function* () { yield body; })(),
+        body: () =>
+          (async function* () {
+            yield body;
+          })(),
         auth: 'bearer',
         repeat: 'safe',
         signal: this.abort.signal,
@@ -663,7 +750,12 @@ class BatchRun {
       this.retries += res.attempts - 1;
       this.requests.sent++;
       const parsed = BatchResponseSchema.safeParse(res.body);
-      if (parsed.success) return { skipped: parsed.data.data.skipped.map((s) => ({ path: s.path, id: s.id, errors: s.errors })), refused: [], unconfirmed: [] };
+      if (parsed.success)
+        return {
+          skipped: parsed.data.data.skipped.map((s) => ({ path: s.path, id: s.id, errors: s.errors })),
+          refused: [],
+          unconfirmed: [],
+        };
       return { skipped: [], refused: [], unconfirmed: customers.map((_, i) => i) };
     } catch (err) {
       this.retries += attemptsOf(err) - 1;
@@ -685,7 +777,12 @@ class BatchRun {
         const status = (err.details as { status?: unknown } | undefined)?.status;
         const refusal = { status: typeof status === 'number' ? status : null, reason: err.message };
         const reason = `refused by the service with the whole request${refusal.status ? ` (HTTP ${refusal.status})` : ''}: ${err.message}`;
-        return { skipped: [], refused: customers.map((c, i) => ({ path: `customers.${i}`, id: c.customerId, errors: [reason] })), unconfirmed: [], refusal };
+        return {
+          skipped: [],
+          refused: customers.map((c, i) => ({ path: `customers.${i}`, id: c.customerId, errors: [reason] })),
+          unconfirmed: [],
+          refusal,
+        };
       }
       throw err;
     }
@@ -720,7 +817,10 @@ class BatchRun {
     this.noteChangedInputs();
     const { status, exitCode, error } = outcomeOf(stop, request.validateOnly, this.rejects.count > 0);
     const notes = [...this.notes];
-    if (this.splits) notes.push(`the service refused ${this.splits} request(s) as too large (HTTP 413); each was split and sent in halves (lower --max-bytes to avoid this)`);
+    if (this.splits)
+      notes.push(
+        `the service refused ${this.splits} request(s) as too large (HTTP 413); each was split and sent in halves (lower --max-bytes to avoid this)`,
+      );
     if (!this.inputFullyRead) notes.push('the rest of the export was not read: rerun with --resume to continue');
     const elapsed = (performance.now() - this.startedMs) / 1000;
     const summary = accountFor({
@@ -733,7 +833,12 @@ class BatchRun {
       loans: tally.level('loans'),
       payments: tally.level('payments'),
       duplicates: tally.duplicates.customers + tally.duplicates.loans + tally.duplicates.payments,
-      requests: { total: this.requests.total, sent: this.requests.sent, acknowledged_before: this.requests.acknowledgedBefore, not_sent: this.requests.notSent },
+      requests: {
+        total: this.requests.total,
+        sent: this.requests.sent,
+        acknowledged_before: this.requests.acknowledgedBefore,
+        not_sent: this.requests.notSent,
+      },
       retries: this.retries,
       elapsed_seconds: Math.round(elapsed * 10) / 10,
       rows_per_second: elapsed > 0 ? Math.round(this.rowsRead / elapsed) : 0,
@@ -742,7 +847,15 @@ class BatchRun {
       reasons: this.rejects.reasons(),
       journal: this.journal?.path ?? null,
       exit_code: exitCode,
-      ...(request.delta ? { delta: { mode: request.delta, max_age_days: request.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS, record: this.delta?.record.path ?? null } } : {}),
+      ...(request.delta
+        ? {
+            delta: {
+              mode: request.delta,
+              max_age_days: request.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS,
+              record: this.delta?.record.path ?? null,
+            },
+          }
+        : {}),
       ...(error ? { error } : {}),
       ...(notes.length ? { notes } : {}),
     });

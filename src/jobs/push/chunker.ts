@@ -75,7 +75,10 @@ export class Chunker {
     const json = customer.json;
     const size = Buffer.byteLength(json);
     let closed: Chunk | undefined;
-    if (this.current.length > 0 && (this.current.length >= this.limits.maxCustomers || this.bytes + 1 + size > this.limits.maxBytes)) {
+    if (
+      this.current.length > 0 &&
+      (this.current.length >= this.limits.maxCustomers || this.bytes + 1 + size > this.limits.maxBytes)
+    ) {
       closed = this.close();
     }
     this.bytes += size + (this.current.length ? 1 : 0);
@@ -92,7 +95,11 @@ export class Chunker {
   private place(customer: ValidCustomer, json: string, size: number): void {
     const need = this.current.length > 1 ? 1 + size : size;
     if (this.body === undefined) {
-      const capacity = Math.max(MIN_CAPACITY, Math.min(this.limits.maxBytes, this.lastBytes + (this.lastBytes >> 2)), ENVELOPE + size);
+      const capacity = Math.max(
+        MIN_CAPACITY,
+        Math.min(this.limits.maxBytes, this.lastBytes + (this.lastBytes >> 2)),
+        ENVELOPE + size,
+      );
       const pooled = this.pool.findIndex((b) => b.length >= capacity);
       this.body = { buffer: pooled >= 0 ? this.pool.splice(pooled, 1)[0]! : Buffer.allocUnsafe(capacity) };
       PREFIX.copy(this.body.buffer, 0);
@@ -111,7 +118,8 @@ export class Chunker {
     // The string goes; whoever still asks for the customer's JSON reads it from the body.
     Object.defineProperty(customer, 'json', {
       get: () => {
-        if (placement.body.released) throw new Error(`the JSON of customer ${customer.customerId} was read after its request was released`);
+        if (placement.body.released)
+          throw new Error(`the JSON of customer ${customer.customerId} was read after its request was released`);
         return placement.body.buffer.toString('utf8', placement.start, placement.end);
       },
       enumerable: true,
@@ -155,7 +163,8 @@ export function customersBody(customers: readonly ValidCustomer[]): Buffer {
   }
   if (contiguous) {
     const { body } = first!;
-    if (first!.start === PREFIX.length && previous!.end + SUFFIX.length === body.end) return body.buffer.subarray(0, body.end);
+    if (first!.start === PREFIX.length && previous!.end + SUFFIX.length === body.end)
+      return body.buffer.subarray(0, body.end);
     return Buffer.concat([PREFIX, body.buffer.subarray(first!.start, previous!.end), SUFFIX]);
   }
   return Buffer.from(`{"customers":[${customers.map((c) => c.json).join(',')}]}`);

@@ -38,7 +38,14 @@ export function isIsoDateQuick(value: string): boolean {
 
 /** Same answers as the schema's isIsoDateTime (`YYYY-MM-DDTHH:mm:ssZ`, a real instant). */
 export function isIsoDateTimeQuick(value: string): boolean {
-  if (value.length !== 20 || value.charCodeAt(10) !== 84 /* T */ || value.charCodeAt(13) !== 58 || value.charCodeAt(16) !== 58 || value.charCodeAt(19) !== 90 /* Z */) return false;
+  if (
+    value.length !== 20 ||
+    value.charCodeAt(10) !== 84 /* T */ ||
+    value.charCodeAt(13) !== 58 ||
+    value.charCodeAt(16) !== 58 ||
+    value.charCodeAt(19) !== 90 /* Z */
+  )
+    return false;
   const hour = digitsAt(value, 11, 2);
   const minute = digitsAt(value, 14, 2);
   const second = digitsAt(value, 17, 2);
@@ -94,7 +101,13 @@ export function loanLooksValid(loan: Record<string, unknown>): boolean {
     const kind = LEVEL_FIELDS.loan[key];
     if (kind === undefined || !fits(kind, value)) return false;
   }
-  if (!nonBlank(loan.loan_id) || loan.loan_amount === undefined || loan.applied_at === undefined || loan.is_lead_loan === undefined) return false;
+  if (
+    !nonBlank(loan.loan_id) ||
+    loan.loan_amount === undefined ||
+    loan.applied_at === undefined ||
+    loan.is_lead_loan === undefined
+  )
+    return false;
   if (loan.lead_id === undefined && loan.management_system_id === undefined) return false;
   return true;
 }

@@ -1,5 +1,17 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { stateDirError } from './state-dir.js';
@@ -74,7 +86,9 @@ interface JournalDone {
 /** The journal's key: the content of every input (in order, with its role) and the mapping, the profile and the base URL. */
 /** Inputs' content, profile, base URL and client: another client's acknowledgements are not ours. */
 export function journalKey(contentDigest: string, profile: string, baseUrl: string, clientId = ''): string {
-  return createHash('sha256').update(`${contentDigest}\n${profile}\n${baseUrl.replace(/\/+$/, '')}\n${clientId}`).digest('hex');
+  return createHash('sha256')
+    .update(`${contentDigest}\n${profile}\n${baseUrl.replace(/\/+$/, '')}\n${clientId}`)
+    .digest('hex');
 }
 
 export class Journal {
@@ -92,7 +106,12 @@ export class Journal {
    * Opens the journal for these inputs. With `resume`, an existing journal is read and continued
    * (its settings must match); without, a fresh one replaces it.
    */
-  static open(dir: string, header: Omit<JournalHeader, 'type' | 'version' | 'created'>, resume: boolean, now: Date): { journal: Journal; resumed: boolean } {
+  static open(
+    dir: string,
+    header: Omit<JournalHeader, 'type' | 'version' | 'created'>,
+    resume: boolean,
+    now: Date,
+  ): { journal: Journal; resumed: boolean } {
     try {
       return Journal.openIn(dir, header, resume, now);
     } catch (err) {
@@ -100,7 +119,12 @@ export class Journal {
     }
   }
 
-  private static openIn(dir: string, header: Omit<JournalHeader, 'type' | 'version' | 'created'>, resume: boolean, now: Date): { journal: Journal; resumed: boolean } {
+  private static openIn(
+    dir: string,
+    header: Omit<JournalHeader, 'type' | 'version' | 'created'>,
+    resume: boolean,
+    now: Date,
+  ): { journal: Journal; resumed: boolean } {
     const folder = join(dir, 'journals');
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     pruneStale(folder);
@@ -120,8 +144,11 @@ export class Journal {
         const sameDelta = (a.delta ?? 'none') === (b.delta ?? 'none');
         if (!sameDelta && journal.complete) return Journal.fresh(path, header, now);
         if (!sameDelta) {
-          const say = (d: string | undefined) => (d === undefined ? 'without --changed-only or --full' : d === 'full' ? 'with --full' : `with --${d}`);
-          throw new UsageError(`the interrupted push ran ${say(a.delta)}; resume it the same way (this run asked ${say(b.delta)})`);
+          const say = (d: string | undefined) =>
+            d === undefined ? 'without --changed-only or --full' : d === 'full' ? 'with --full' : `with --${d}`;
+          throw new UsageError(
+            `the interrupted push ran ${say(a.delta)}; resume it the same way (this run asked ${say(b.delta)})`,
+          );
         }
         journal.fd = openSync(path, 'a', 0o600);
         // A line torn by a crash must not swallow the first acknowledgement appended after it.
@@ -132,7 +159,11 @@ export class Journal {
     return Journal.fresh(path, header, now);
   }
 
-  private static fresh(path: string, header: Omit<JournalHeader, 'type' | 'version' | 'created'>, now: Date): { journal: Journal; resumed: boolean } {
+  private static fresh(
+    path: string,
+    header: Omit<JournalHeader, 'type' | 'version' | 'created'>,
+    now: Date,
+  ): { journal: Journal; resumed: boolean } {
     const full: JournalHeader = { type: 'header', version: 1, created: now.toISOString(), ...header };
     const journal = new Journal(path, full);
     const temporary = `${path}.${process.pid}.tmp`;

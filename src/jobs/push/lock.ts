@@ -59,10 +59,19 @@ export class PushLock {
         removeStale(path, holder);
         continue;
       }
-      const who = holder === 'unreadable' ? 'another process' : `process ${holder.pid} on ${holder.host}, started ${holder.started}`;
-      throw new PushLockedError(`another push is running for profile "${profile}" (${who}); not starting a second one`, `wait for it to finish; if no push is running, delete ${path}`);
+      const who =
+        holder === 'unreadable'
+          ? 'another process'
+          : `process ${holder.pid} on ${holder.host}, started ${holder.started}`;
+      throw new PushLockedError(
+        `another push is running for profile "${profile}" (${who}); not starting a second one`,
+        `wait for it to finish; if no push is running, delete ${path}`,
+      );
     }
-    throw new PushLockedError(`could not take the push lock for profile "${profile}"`, `if no push is running, delete ${path}`);
+    throw new PushLockedError(
+      `could not take the push lock for profile "${profile}"`,
+      `if no push is running, delete ${path}`,
+    );
   }
 
   /** Removes the lock if it is still ours. */
@@ -93,7 +102,8 @@ export function removeStale(path: string, stale: LockOwner | 'unreadable'): void
   }
   try {
     const now = readOwner(path);
-    const same = stale === 'unreadable' ? now === 'unreadable' && isOld(path) : typeof now === 'object' && sameOwner(now, stale);
+    const same =
+      stale === 'unreadable' ? now === 'unreadable' && isOld(path) : typeof now === 'object' && sameOwner(now, stale);
     if (same) rmSync(path, { force: true });
   } finally {
     closeSync(fd);

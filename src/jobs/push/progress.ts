@@ -59,7 +59,9 @@ export class PushReporter {
         this.note(`read ${count(event.rows, 'row')} in ${seconds(event.seconds)}; checking and sending`);
         return;
       case 'resuming':
-        this.note(`resuming: ${event.acknowledged} request${event.acknowledged === 1 ? ' was' : 's were'} acknowledged in an earlier run (journal ${event.journal})`);
+        this.note(
+          `resuming: ${event.acknowledged} request${event.acknowledged === 1 ? ' was' : 's were'} acknowledged in an earlier run (journal ${event.journal})`,
+        );
         return;
       case 'request': {
         this.startedSending ??= this.now();
@@ -70,7 +72,9 @@ export class PushReporter {
         const eta = rate > 0 && remaining > 0 ? ` · ETA ${formatDuration(remaining / rate)}` : '';
         const totals = `${event.doneCustomers.toLocaleString('en-US')}/${event.totalCustomers.toLocaleString('en-US')} customers`;
         if (this.live) {
-          this.sink.update(`sending: request ${event.requestsDone} · ${totals}${rate > 0 ? ` · ${Math.round(rate).toLocaleString('en-US')} customers/s` : ''}${eta}`);
+          this.sink.update(
+            `sending: request ${event.requestsDone} · ${totals}${rate > 0 ? ` · ${Math.round(rate).toLocaleString('en-US')} customers/s` : ''}${eta}`,
+          );
           return;
         }
         const what = `${count(event.customers, 'customer')}, ${count(event.loans, 'loan')}, ${count(event.payments, 'payment')}`;
@@ -117,5 +121,7 @@ export function formatDuration(seconds: number): string {
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
   const r = s % 60;
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(r).padStart(2, '0')}` : `${m}:${String(r).padStart(2, '0')}`;
+  return h > 0
+    ? `${h}:${String(m).padStart(2, '0')}:${String(r).padStart(2, '0')}`
+    : `${m}:${String(r).padStart(2, '0')}`;
 }

@@ -8,7 +8,15 @@ import type { Reject } from './validate.js';
  * are never written here: they belong to the journal and `--resume`.
  */
 
-export const REJECT_COLUMNS = ['source_file', 'row', 'customer_id', 'loan_id', 'payment_id', 'field', 'reason'] as const;
+export const REJECT_COLUMNS = [
+  'source_file',
+  'row',
+  'customer_id',
+  'loan_id',
+  'payment_id',
+  'field',
+  'reason',
+] as const;
 
 const FLUSH_AT = 256;
 /** Reasons told apart in a summary; the rest are counted together. */
@@ -19,7 +27,15 @@ export interface RejectReason {
   /** The reason with its particular values left out, e.g. `payment_at: … is not a real date and time (column …)`. */
   reason: string;
   count: number;
-  example: { source_file: string; row: number; customer_id: string | null; loan_id: string | null; payment_id: string | null; field: string | null; reason: string };
+  example: {
+    source_file: string;
+    row: number;
+    customer_id: string | null;
+    loan_id: string | null;
+    payment_id: string | null;
+    field: string | null;
+    reason: string;
+  };
 }
 
 /**
@@ -27,12 +43,11 @@ export interface RejectReason {
  * text, ids and numbers), so that "$12.345" and "$0.001" with a fraction of a cent count together.
  */
 export function reasonKind(field: string | undefined, reason: string): string {
-  const general = reason
-    .replace(/"(?:[^"]|"")*"/g, '…')
-    .replace(/[^\s;:()]*\d[^\s;:()]*/g, '…');
-  return field && !general.startsWith(`${field}:`) && !general.startsWith(`${field} `) ? `${field}: ${general}` : general;
+  const general = reason.replace(/"(?:[^"]|"")*"/g, '…').replace(/[^\s;:()]*\d[^\s;:()]*/g, '…');
+  return field && !general.startsWith(`${field}:`) && !general.startsWith(`${field} `)
+    ? `${field}: ${general}`
+    : general;
 }
-
 
 export class RejectsWriter {
   private readonly file: CsvFile;
@@ -74,10 +89,19 @@ export class RejectsWriter {
     let reason = reject.reason;
     if (reject.supersededBy) {
       const winner = reject.supersededBy;
-      const where = winner.src === reject.src ? `row ${winner.row}` : `${this.sources[winner.src] ?? '?'} row ${winner.row}`;
+      const where =
+        winner.src === reject.src ? `row ${winner.row}` : `${this.sources[winner.src] ?? '?'} row ${winner.row}`;
       reason = `${reason}: superseded by the later record at ${where} (the last one wins)`;
     }
-    this.pending.push([source, String(reject.row), reject.customerId ?? '', reject.loanId ?? '', reject.paymentId ?? '', reject.field ?? '', reason]);
+    this.pending.push([
+      source,
+      String(reject.row),
+      reject.customerId ?? '',
+      reject.loanId ?? '',
+      reject.paymentId ?? '',
+      reject.field ?? '',
+      reason,
+    ]);
     const kind = reasonKind(reject.field, reason);
     const known = this.kinds.get(kind);
     if (known) known.count++;
@@ -86,7 +110,15 @@ export class RejectsWriter {
       this.kinds.set(kind, {
         reason: kind,
         count: 1,
-        example: { source_file: source, row: reject.row, customer_id: reject.customerId || null, loan_id: reject.loanId || null, payment_id: reject.paymentId || null, field: reject.field || null, reason },
+        example: {
+          source_file: source,
+          row: reject.row,
+          customer_id: reject.customerId || null,
+          loan_id: reject.loanId || null,
+          payment_id: reject.paymentId || null,
+          field: reject.field || null,
+          reason,
+        },
       });
     }
     if (this.pending.length >= FLUSH_AT) this.flush();
@@ -95,7 +127,8 @@ export class RejectsWriter {
   /** The rejects so far grouped by kind, most frequent first (beyond MAX_REASONS kinds, one "other reasons" group). */
   reasons(): RejectReason[] {
     const list = [...this.kinds.values()].sort((a, b) => b.count - a.count);
-    if (this.other > 0) list.push({ reason: 'other reasons', count: this.other, example: list[list.length - 1]!.example });
+    if (this.other > 0)
+      list.push({ reason: 'other reasons', count: this.other, example: list[list.length - 1]!.example });
     return list;
   }
 
@@ -112,6 +145,10 @@ export class RejectsWriter {
 
 /** The default rejects file when --rejects is not given: in the working folder, named after the run's start. */
 export function defaultRejectsName(now: Date): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z').replace('T', '-');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
+    .replace('T', '-');
   return `leadctl-rejects-${stamp}.csv`;
 }

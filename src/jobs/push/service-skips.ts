@@ -23,7 +23,11 @@ function splitError(error: string): { field?: string; reason: string } {
  * `refused`: the entries stand for a whole request the service refused (their errors already say
  * so); what they contain was not stored because of that refusal, not skipped one by one.
  */
-export function applySkips(traces: readonly CustomerTrace[], skipped: readonly SkippedEntry[], how: 'skipped' | 'refused' = 'skipped'): SkipOutcome {
+export function applySkips(
+  traces: readonly CustomerTrace[],
+  skipped: readonly SkippedEntry[],
+  how: 'skipped' | 'refused' = 'skipped',
+): SkipOutcome {
   const rejects: Reject[] = [];
   const rejected = zeroCounts();
   // Only the outermost skipped object counts; an inner one listed as well is already inside it.
@@ -35,23 +39,54 @@ export function applySkips(traces: readonly CustomerTrace[], skipped: readonly S
     const customer = m ? traces[Number(m[1])] : undefined;
     if (!m || !customer) {
       // A path this run did not send: report it as the service said it, against nothing in particular.
-      rejects.push({ level: 'customer', src: traces[0]?.src ?? 0, row: 0, customerId: entry.id ?? '', reason: `skipped by the service at ${entry.path}: ${errors.join('; ')}` });
+      rejects.push({
+        level: 'customer',
+        src: traces[0]?.src ?? 0,
+        row: 0,
+        customerId: entry.id ?? '',
+        reason: `skipped by the service at ${entry.path}: ${errors.join('; ')}`,
+      });
       continue;
     }
     const c = Number(m[1]);
     if (seen.has(`${c}`) || (m[2] !== undefined && seen.has(`${c}.${m[2]}`))) continue;
     const say = (reason: string) => (how === 'refused' ? reason : `skipped by the service: ${reason}`);
-    const notStored = (what: 'customer' | 'loan') => (how === 'refused' ? 'not stored: the whole request was refused by the service' : `not stored: its ${what} was skipped by the service`);
+    const notStored = (what: 'customer' | 'loan') =>
+      how === 'refused'
+        ? 'not stored: the whole request was refused by the service'
+        : `not stored: its ${what} was skipped by the service`;
     if (m[2] === undefined) {
       seen.add(`${c}`);
       rejected.customers++;
-      for (const e of errors) rejects.push({ level: 'customer', src: customer.src, row: customer.row, customerId: customer.customerId, ...splitField(e, say) });
+      for (const e of errors)
+        rejects.push({
+          level: 'customer',
+          src: customer.src,
+          row: customer.row,
+          customerId: customer.customerId,
+          ...splitField(e, say),
+        });
       for (const loan of customer.loans) {
         rejected.loans++;
-        rejects.push({ level: 'loan', src: loan.origin.src, row: loan.origin.row, customerId: customer.customerId, loanId: loan.loanId, reason: notStored('customer') });
+        rejects.push({
+          level: 'loan',
+          src: loan.origin.src,
+          row: loan.origin.row,
+          customerId: customer.customerId,
+          loanId: loan.loanId,
+          reason: notStored('customer'),
+        });
         for (const p of loan.payments) {
           rejected.payments++;
-          rejects.push({ level: 'payment', src: p.origin.src, row: p.origin.row, customerId: customer.customerId, loanId: loan.loanId, paymentId: p.paymentId, reason: notStored('customer') });
+          rejects.push({
+            level: 'payment',
+            src: p.origin.src,
+            row: p.origin.row,
+            customerId: customer.customerId,
+            loanId: loan.loanId,
+            paymentId: p.paymentId,
+            reason: notStored('customer'),
+          });
         }
       }
       continue;
@@ -61,10 +96,26 @@ export function applySkips(traces: readonly CustomerTrace[], skipped: readonly S
     if (m[3] === undefined) {
       seen.add(`${c}.${m[2]}`);
       rejected.loans++;
-      for (const e of errors) rejects.push({ level: 'loan', src: loan.origin.src, row: loan.origin.row, customerId: customer.customerId, loanId: loan.loanId, ...splitField(e, say) });
+      for (const e of errors)
+        rejects.push({
+          level: 'loan',
+          src: loan.origin.src,
+          row: loan.origin.row,
+          customerId: customer.customerId,
+          loanId: loan.loanId,
+          ...splitField(e, say),
+        });
       for (const p of loan.payments) {
         rejected.payments++;
-        rejects.push({ level: 'payment', src: p.origin.src, row: p.origin.row, customerId: customer.customerId, loanId: loan.loanId, paymentId: p.paymentId, reason: notStored('loan') });
+        rejects.push({
+          level: 'payment',
+          src: p.origin.src,
+          row: p.origin.row,
+          customerId: customer.customerId,
+          loanId: loan.loanId,
+          paymentId: p.paymentId,
+          reason: notStored('loan'),
+        });
       }
       continue;
     }
@@ -73,7 +124,15 @@ export function applySkips(traces: readonly CustomerTrace[], skipped: readonly S
     seen.add(entry.path);
     rejected.payments++;
     for (const e of errors) {
-      rejects.push({ level: 'payment', src: payment.origin.src, row: payment.origin.row, customerId: customer.customerId, loanId: loan.loanId, paymentId: payment.paymentId, ...splitField(e, say) });
+      rejects.push({
+        level: 'payment',
+        src: payment.origin.src,
+        row: payment.origin.row,
+        customerId: customer.customerId,
+        loanId: loan.loanId,
+        paymentId: payment.paymentId,
+        ...splitField(e, say),
+      });
     }
   }
   return { rejects, rejected };

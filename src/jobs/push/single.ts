@@ -11,7 +11,7 @@ import { formatZodIssues } from '../../schema/common.js';
 import { CustomerUpsertSchema, LoanUpsertSchema, PaymentUpsertSchema } from '../../schema/loan-performance.js';
 import type { PushEnvironment, PushOutcome } from './batch.js';
 import { defaultRejectsName, RejectsWriter } from './rejects.js';
-import { accountFor, outcomeOf, Tally, type PushSummary, type StopReason } from './summary.js';
+import { accountFor, outcomeOf, Tally, type StopReason } from './summary.js';
 import type { Reject } from './validate.js';
 
 /**
@@ -31,7 +31,11 @@ export interface SinglePushRequest {
   validateOnly: boolean;
 }
 
-const COMMAND: Record<UpsertKind, string> = { customer: 'customers push', loan: 'loans push', payment: 'payments push' };
+const COMMAND: Record<UpsertKind, string> = {
+  customer: 'customers push',
+  loan: 'loans push',
+  payment: 'payments push',
+};
 const PLURAL = { customer: 'customers', loan: 'loans', payment: 'payments' } as const;
 const SCHEMA = { customer: CustomerUpsertSchema, loan: LoanUpsertSchema, payment: PaymentUpsertSchema } as const;
 
@@ -42,7 +46,9 @@ function pathFor(kind: UpsertKind, customerId: string): string {
 
 /** The body's field path as the person reads it (`lead_loan.applied_at`). */
 function fieldOf(kind: UpsertKind, field: string): string {
-  return kind === 'customer' && field !== 'customer_id' && !field.startsWith('lead_loan') ? `lead_loan.${field}` : field;
+  return kind === 'customer' && field !== 'customer_id' && !field.startsWith('lead_loan')
+    ? `lead_loan.${field}`
+    : field;
 }
 
 export async function runSinglePush(request: SinglePushRequest, env: PushEnvironment): Promise<PushOutcome> {
@@ -54,7 +60,13 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
   const level = PLURAL[kind];
   let client: ApiClient | undefined;
   const staging = new Staging(io.env.LEADCTL_TMPDIR || undefined);
-  const rejects = new RejectsWriter(request.rejectsPath ?? defaultRejectsName(started), io.cwd, staging.sources, request.rejectsPath !== undefined, { raw: io.csv?.raw });
+  const rejects = new RejectsWriter(
+    request.rejectsPath ?? defaultRejectsName(started),
+    io.cwd,
+    staging.sources,
+    request.rejectsPath !== undefined,
+    { raw: io.csv?.raw },
+  );
   const abort = new AbortController();
   let release: (() => void) | undefined;
   let stop: StopReason | undefined;
@@ -65,7 +77,10 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
       if (stop?.kind === 'signal') abort.abort(new Error(`stopped by a second ${signal}`));
       stop ??= { kind: 'signal', signal };
       env.onEvent({ type: 'stopping', reason: signal, inFlight: inFlight.size });
-      setTimeout(() => abort.abort(new Error('the wait for requests in flight ran out')), env.stopGraceMs ?? 30_000).unref();
+      setTimeout(
+        () => abort.abort(new Error('the wait for requests in flight ran out')),
+        env.stopGraceMs ?? 30_000,
+      ).unref();
     });
     if (!request.validateOnly) {
       client = await env.api();
@@ -73,7 +88,8 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
     }
     let input = await openInput(request.input, io);
     // `-` is one JSON record (or several); a named file says its format, or shows it.
-    let format: InputFormat | undefined = request.format ?? (request.input === '-' ? undefined : formatFromName(input.name));
+    let format: InputFormat | undefined =
+      request.format ?? (request.input === '-' ? undefined : formatFromName(input.name));
     if (format === undefined) {
       const peeked = await peekText(input);
       input = peeked.input;
@@ -84,7 +100,12 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
       tally.rejected[level]++;
       rejects.add({ ...p, customerId: p.customerId ?? '' });
     };
-    const rowsRead = await stageUpserts(input, kind, format, { staging, mapping, problems: problem, hash: createHash('sha256') });
+    const rowsRead = await stageUpserts(input, kind, format, {
+      staging,
+      mapping,
+      problems: problem,
+      hash: createHash('sha256'),
+    });
     if (rowsRead === 0) throw noRecords([input.name]);
     env.onEvent({ type: 'staged', rows: rowsRead, seconds: (performance.now() - startedMs) / 1000 });
 
@@ -96,10 +117,25 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
     const reject = (r: Reject) => rejects.add(r);
 
     const sendOne = async (record: UpsertRecord, src: number, row: number): Promise<void> => {
-      const base = { level: kind, src, row, customerId: record.customerId, loanId: record.loanId, paymentId: record.paymentId } as const;
+      const base = {
+        level: kind,
+        src,
+        row,
+        customerId: record.customerId,
+        loanId: record.loanId,
+        paymentId: record.paymentId,
+      } as const;
       try {
         const subject = kind === 'customer' ? undefined : `customer ${record.customerId}`;
-        const res = await client!.send({ method: 'POST', path: pathFor(kind, record.customerId), body: record.body, auth: 'bearer', repeat: 'safe', subject, signal: abort.signal });
+        const res = await client!.send({
+          method: 'POST',
+          path: pathFor(kind, record.customerId),
+          body: record.body,
+          auth: 'bearer',
+          repeat: 'safe',
+          subject,
+          signal: abort.signal,
+        });
         retries += res.attempts - 1;
         sentRequests++;
         tally.sent[level]++;
@@ -119,14 +155,21 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
             tally.rejected.loans++;
           }
           if (err instanceof NotFoundError) {
-            const what = kind === 'loan' ? `customer ${record.customerId}` : `customer ${record.customerId} or its loan ${record.loanId}`;
+            const what =
+              kind === 'loan'
+                ? `customer ${record.customerId}`
+                : `customer ${record.customerId} or its loan ${record.loanId}`;
             const status = (err.details as { status?: number } | undefined)?.status ?? 404;
             reject({ ...base, reason: `the service does not know ${what} (HTTP ${status}): push it first` });
           } else {
-            const prefix = err instanceof ConflictError ? 'refused by the service as a conflict (HTTP 409)' : 'refused by the service';
+            const prefix =
+              err instanceof ConflictError
+                ? 'refused by the service as a conflict (HTTP 409)'
+                : 'refused by the service';
             const entries = Object.entries(err.fieldErrors);
             if (entries.length === 0) reject({ ...base, reason: `refused by the service: ${err.message}` });
-            for (const [field, reasons] of entries) for (const reason of reasons) reject({ ...base, field, reason: `${prefix}: ${reason}` });
+            for (const [field, reasons] of entries)
+              for (const reason of reasons) reject({ ...base, field, reason: `${prefix}: ${reason}` });
           }
           return;
         }
@@ -135,7 +178,8 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
         if (kind === 'customer') tally.notSent.loans++;
         if (abort.signal.aborted) return;
         if (err instanceof AuthError) stop ??= { kind: 'auth', error: err };
-        else if (err instanceof LeadctlError && err.exitCode === ExitCode.SERVICE) stop ??= { kind: 'service', error: err };
+        else if (err instanceof LeadctlError && err.exitCode === ExitCode.SERVICE)
+          stop ??= { kind: 'service', error: err };
         // A request the deployment refuses (405, 414…) fails the same way for every record: stop, and say so.
         else if (err instanceof LeadctlError) stop ??= { kind: 'failed', error: err };
         else throw err;
@@ -156,14 +200,38 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
         tally.duplicates[level]++;
         if (kind === 'customer') tally.duplicates.loans++;
         const idField = kind === 'customer' ? 'customer_id' : kind === 'loan' ? 'loan_id' : 'payment_id';
-        reject({ level: kind, src: old.src, row: old.row, customerId: record.customerId, loanId: record.loanId, paymentId: record.paymentId, field: idField, reason: `duplicate ${idField}`, supersededBy: { src: doc.src, row: doc.row } });
+        reject({
+          level: kind,
+          src: old.src,
+          row: old.row,
+          customerId: record.customerId,
+          loanId: record.loanId,
+          paymentId: record.paymentId,
+          field: idField,
+          reason: `duplicate ${idField}`,
+          supersededBy: { src: doc.src, row: doc.row },
+        });
       }
-      const base = { level: kind, src: doc.src, row: doc.row, customerId: record.customerId, loanId: record.loanId, paymentId: record.paymentId } as const;
+      const base = {
+        level: kind,
+        src: doc.src,
+        row: doc.row,
+        customerId: record.customerId,
+        loanId: record.loanId,
+        paymentId: record.paymentId,
+      } as const;
       const check = SCHEMA[kind].safeParse(record.body);
       const converted = new Set(record.errors.map((e) => fieldOf(kind, e.field)));
       const problems = [
-        ...record.errors.map((e) => ({ field: fieldOf(kind, e.field), reason: e.reason + (e.column && e.column !== e.field ? ` (column "${e.column}")` : '') })),
-        ...(check.success ? [] : formatZodIssues(check.error).filter((i) => !converted.has(i.path)).map((i) => ({ field: i.path, reason: i.message }))),
+        ...record.errors.map((e) => ({
+          field: fieldOf(kind, e.field),
+          reason: e.reason + (e.column && e.column !== e.field ? ` (column "${e.column}")` : ''),
+        })),
+        ...(check.success
+          ? []
+          : formatZodIssues(check.error)
+              .filter((i) => !converted.has(i.path))
+              .map((i) => ({ field: i.path, reason: i.message }))),
       ];
       if (problems.length) {
         tally.rejected[level]++;
@@ -185,7 +253,10 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
       const task: Promise<void> = sendOne(record, doc.src, doc.row)
         .catch((err) => {
           failure ??= err;
-          stop ??= { kind: 'service', error: err instanceof LeadctlError ? err : new LeadctlError('unexpected', ExitCode.UNEXPECTED, String(err)) };
+          stop ??= {
+            kind: 'service',
+            error: err instanceof LeadctlError ? err : new LeadctlError('unexpected', ExitCode.UNEXPECTED, String(err)),
+          };
         })
         .finally(() => inFlight.delete(task));
       inFlight.add(task);
@@ -194,7 +265,11 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
     if (failure !== undefined) throw failure;
 
     rejects.close();
-    const { status, exitCode, error } = outcomeOf(stop as StopReason | undefined, request.validateOnly, rejects.count > 0);
+    const { status, exitCode, error } = outcomeOf(
+      stop as StopReason | undefined,
+      request.validateOnly,
+      rejects.count > 0,
+    );
     const elapsed = (performance.now() - startedMs) / 1000;
     const summary = accountFor({
       command: COMMAND[kind],
@@ -206,7 +281,12 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
       loans: tally.level('loans'),
       payments: tally.level('payments'),
       duplicates: tally.duplicates[level],
-      requests: { total: request.validateOnly ? total : sentRequests + notSent, sent: sentRequests, acknowledged_before: 0, not_sent: notSent },
+      requests: {
+        total: request.validateOnly ? total : sentRequests + notSent,
+        sent: sentRequests,
+        acknowledged_before: 0,
+        not_sent: notSent,
+      },
       retries,
       elapsed_seconds: Math.round(elapsed * 10) / 10,
       rows_per_second: elapsed > 0 ? Math.round(rowsRead / elapsed) : 0,

@@ -12,7 +12,7 @@ export function stateDir(env: Record<string, string | undefined>, home: string =
   if (override && override.trim() !== '') return override;
   const xdg = env.XDG_STATE_HOME;
   // The XDG spec says relative values are invalid and must be ignored.
-  return join(xdg && xdg.startsWith('/') ? xdg : join(home, '.local', 'state'), 'leadctl');
+  return join(xdg?.startsWith('/') ? xdg : join(home, '.local', 'state'), 'leadctl');
 }
 
 /** Errors of the file system that the operator fixes (permissions, a full or read-only disk), not bugs. */
@@ -25,8 +25,13 @@ const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'ENO
 export function stateDirError(err: unknown, dir: string): unknown {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (code === undefined || !UNWRITABLE.has(code)) return err;
-  return new LeadctlError('state_dir', ExitCode.USAGE, `cannot write the state folder ${dir}: ${(err as Error).message}`, {
-    hint: 'make it writable by the user running leadctl, or set LEADCTL_STATE_DIR to a folder it can write (push journals and locks live there)',
-    cause: err,
-  });
+  return new LeadctlError(
+    'state_dir',
+    ExitCode.USAGE,
+    `cannot write the state folder ${dir}: ${(err as Error).message}`,
+    {
+      hint: 'make it writable by the user running leadctl, or set LEADCTL_STATE_DIR to a folder it can write (push journals and locks live there)',
+      cause: err,
+    },
+  );
 }

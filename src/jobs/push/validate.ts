@@ -79,7 +79,11 @@ function problemsOf(record: SourceRecord, issues: { path: string; message: strin
 }
 
 /** The shared schema's verdict, in words; only run when the quick check had doubts (or conversion failed). */
-function schemaProblems(record: SourceRecord, schema: { safeParse(value: unknown): { success: boolean; error?: { issues: readonly FormattableIssue[] } } }, value: unknown): FieldError[] {
+function schemaProblems(
+  record: SourceRecord,
+  schema: { safeParse(value: unknown): { success: boolean; error?: { issues: readonly FormattableIssue[] } } },
+  value: unknown,
+): FieldError[] {
   const check = schema.safeParse(value);
   return problemsOf(record, check.success ? [] : formatZodIssues(check.error!));
 }
@@ -115,7 +119,16 @@ export function validateGroup(group: CustomerGroup): GroupResult {
     for (const p of orphan.payments) {
       seen.payments++;
       rejected.payments++;
-      rejects.push({ level: 'payment', src: p.src, row: p.row, customerId, loanId: orphan.loanId, paymentId: p.paymentId, field: 'loan_id', reason: `loan ${orphan.loanId} of customer ${customerId} is not in the input` });
+      rejects.push({
+        level: 'payment',
+        src: p.src,
+        row: p.row,
+        customerId,
+        loanId: orphan.loanId,
+        paymentId: p.paymentId,
+        field: 'loan_id',
+        reason: `loan ${orphan.loanId} of customer ${customerId} is not in the input`,
+      });
     }
   }
 
@@ -135,16 +148,35 @@ export function validateGroup(group: CustomerGroup): GroupResult {
       rejected.payments += loan.payments.length;
       continue;
     }
-    const loanProblems = loan.errors.length === 0 && loanLooksValid(loan.fields) ? [] : schemaProblems(loan, BatchLoanSchema, { ...loan.fields, payments: [] });
+    const loanProblems =
+      loan.errors.length === 0 && loanLooksValid(loan.fields)
+        ? []
+        : schemaProblems(loan, BatchLoanSchema, { ...loan.fields, payments: [] });
     if (loanProblems.length) {
       loanProblemsSeen = true;
       rejected.loans++;
       rejected.payments += loan.payments.length;
       for (const problem of loanProblems) {
-        rejects.push({ level: 'loan', src: loan.src, row: loan.row, customerId, loanId: loan.loanId || undefined, field: problem.field || undefined, reason: problem.reason + describeColumn(problem) });
+        rejects.push({
+          level: 'loan',
+          src: loan.src,
+          row: loan.row,
+          customerId,
+          loanId: loan.loanId || undefined,
+          field: problem.field || undefined,
+          reason: problem.reason + describeColumn(problem),
+        });
       }
       for (const p of loan.payments) {
-        rejects.push({ level: 'payment', src: p.src, row: p.row, customerId, loanId: loan.loanId || undefined, paymentId: p.paymentId || undefined, reason: `not sent: loan ${loan.loanId || '(no id)'} was rejected` });
+        rejects.push({
+          level: 'payment',
+          src: p.src,
+          row: p.row,
+          customerId,
+          loanId: loan.loanId || undefined,
+          paymentId: p.paymentId || undefined,
+          reason: `not sent: loan ${loan.loanId || '(no id)'} was rejected`,
+        });
       }
       continue;
     }
@@ -157,11 +189,23 @@ export function validateGroup(group: CustomerGroup): GroupResult {
         paymentTrace.push({ paymentId: payment.paymentId, origin: { src: payment.src, row: payment.row } });
         continue;
       }
-      const problems = payment.errors.length === 0 && paymentLooksValid(payment.fields) ? [] : schemaProblems(payment, BatchPaymentSchema, payment.fields);
+      const problems =
+        payment.errors.length === 0 && paymentLooksValid(payment.fields)
+          ? []
+          : schemaProblems(payment, BatchPaymentSchema, payment.fields);
       if (problems.length) {
         rejected.payments++;
         for (const problem of problems) {
-          rejects.push({ level: 'payment', src: payment.src, row: payment.row, customerId, loanId: loan.loanId, paymentId: payment.paymentId || undefined, field: problem.field || undefined, reason: problem.reason + describeColumn(problem) });
+          rejects.push({
+            level: 'payment',
+            src: payment.src,
+            row: payment.row,
+            customerId,
+            loanId: loan.loanId,
+            paymentId: payment.paymentId || undefined,
+            field: problem.field || undefined,
+            reason: problem.reason + describeColumn(problem),
+          });
         }
         continue;
       }
@@ -176,31 +220,61 @@ export function validateGroup(group: CustomerGroup): GroupResult {
 
   if (customerProblems.length) {
     for (const problem of customerProblems) {
-      rejects.push({ level: 'customer', src: group.origin.src, row: group.origin.row, customerId, field: problem.field || undefined, reason: problem.reason + describeColumn(problem) });
+      rejects.push({
+        level: 'customer',
+        src: group.origin.src,
+        row: group.origin.row,
+        customerId,
+        field: problem.field || undefined,
+        reason: problem.reason + describeColumn(problem),
+      });
     }
     rejected.customers++;
     return { rejects, seen, rejected, duplicates };
   }
   if (loansOut.length === 0) {
-    const reason = group.loans.length === 0
-      ? group.orphans.length
-        ? 'no loan in the input (only payments)'
-        : 'must hold at least one loan'
-      : loanProblemsSeen
-        ? 'not sent: none of its loans could be sent'
-        : 'no loan to send';
-    rejects.push({ level: 'customer', src: group.origin.src, row: group.origin.row, customerId, field: 'loans', reason });
+    const reason =
+      group.loans.length === 0
+        ? group.orphans.length
+          ? 'no loan in the input (only payments)'
+          : 'must hold at least one loan'
+        : loanProblemsSeen
+          ? 'not sent: none of its loans could be sent'
+          : 'no loan to send';
+    rejects.push({
+      level: 'customer',
+      src: group.origin.src,
+      row: group.origin.row,
+      customerId,
+      field: 'loans',
+      reason,
+    });
     rejected.customers++;
     return { rejects, seen, rejected, duplicates };
   }
   const json = `{"customer_id":${JSON.stringify(customerId)},"loans":[${loansOut.join(',')}]}`;
-  return { valid: { customerId, json, loans: loansOut.length, payments: paymentsOut, trace }, payload, rejects, seen, rejected, duplicates };
+  return {
+    valid: { customerId, json, loans: loansOut.length, payments: paymentsOut, trace },
+    payload,
+    rejects,
+    seen,
+    rejected,
+    duplicates,
+  };
 }
 
 function rejectLoanAndPayments(rejects: Reject[], customerId: string, loan: GroupLoan, reason: string): void {
   rejects.push({ level: 'loan', src: loan.src, row: loan.row, customerId, loanId: loan.loanId || undefined, reason });
   for (const p of loan.payments) {
-    rejects.push({ level: 'payment', src: p.src, row: p.row, customerId, loanId: loan.loanId || undefined, paymentId: p.paymentId || undefined, reason });
+    rejects.push({
+      level: 'payment',
+      src: p.src,
+      row: p.row,
+      customerId,
+      loanId: loan.loanId || undefined,
+      paymentId: p.paymentId || undefined,
+      reason,
+    });
   }
 }
 
@@ -208,7 +282,8 @@ function rejectLoanAndPayments(rejects: Reject[], customerId: string, loan: Grou
 function loanJson(fields: Record<string, unknown>, payments: string[]): string {
   const ordered: Record<string, unknown> = {};
   for (const key of FIELD_ORDER_LOAN) if (fields[key] !== undefined) ordered[key] = fields[key];
-  for (const [key, value] of Object.entries(fields)) if (ordered[key] === undefined && value !== undefined) ordered[key] = value;
+  for (const [key, value] of Object.entries(fields))
+    if (ordered[key] === undefined && value !== undefined) ordered[key] = value;
   const head = JSON.stringify(ordered);
   return `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"payments":[${payments.join(',')}]}`;
 }

@@ -68,7 +68,14 @@ function firstReference(lead: LeadFacts): Partial<Reference> {
 }
 
 /** A posted field as it was sent (strings, numbers), or its label for integer enums. */
-function posted(category: string, subcategory: string, name: string, column: keyof LegacyLead & string, type: AttributeType, labels?: Labels): AttributeDef {
+function posted(
+  category: string,
+  subcategory: string,
+  name: string,
+  column: keyof LegacyLead & string,
+  type: AttributeType,
+  labels?: Labels,
+): AttributeDef {
   return {
     category,
     subcategory,
@@ -79,12 +86,14 @@ function posted(category: string, subcategory: string, name: string, column: key
   };
 }
 
-function nested<T>(
-  pick: (lead: LeadFacts) => Partial<T>,
-  category: string,
-  subcategory: string,
-) {
-  return (name: string, field: keyof T & string, type: AttributeType, labels?: Labels, column: string = field): AttributeDef => ({
+function nested<T>(pick: (lead: LeadFacts) => Partial<T>, category: string, subcategory: string) {
+  return (
+    name: string,
+    field: keyof T & string,
+    type: AttributeType,
+    labels?: Labels,
+    column: string = field,
+  ): AttributeDef => ({
     category,
     subcategory,
     name,
@@ -105,15 +114,78 @@ const RESULT_WORDS: Record<string, string> = { A: 'Accepted', R: 'Rejected', P: 
 
 /** Every column in file builder order; ids are assigned m1, m2, … in this order. */
 const DEFINITIONS: AttributeDef[] = [
-  { category: 'Lead', subcategory: 'Internal Lead Data', name: 'Lead ID', column: 'lead_id', type: 'Number', value: (l) => l.id },
-  { category: 'Lead', subcategory: 'Internal Lead Data', name: 'Account ID', column: 'account_id', type: 'Number', value: (l) => l.account_id },
-  { category: 'Lead', subcategory: 'Internal Lead Data', name: 'Campaign ID', column: 'campaign_id', type: 'Number', value: (l) => l.campaign_id },
-  { category: 'Lead', subcategory: 'Internal Lead Data', name: 'Campaign Name', column: 'campaign_name', type: 'String', value: (l) => l.campaign_name },
-  { category: 'Lead', subcategory: 'Internal Lead Data', name: 'Lead Created At', column: 'created_at', type: 'String', value: (l) => l.created_at },
-  { category: 'Lead', subcategory: 'Internal Lead Data', name: 'Lead Status', column: 'lead_status', type: 'String', value: (l) => RESULT_WORDS[l.result] ?? l.result },
-  { category: 'Lead', subcategory: 'Internal Lead Data', name: 'Lead Price', column: 'lead_price', type: 'Number', value: (l) => l.price },
-  { category: 'Lead', subcategory: 'Internal Lead Data', name: 'Accepted At', column: 'accepted_at', type: 'String', value: (l) => l.accepted_at },
-  { category: 'Lead', subcategory: 'Internal Lead Data', name: 'Is Accepted', column: 'is_accepted', type: 'Boolean', value: (l) => l.result === 'A' },
+  {
+    category: 'Lead',
+    subcategory: 'Internal Lead Data',
+    name: 'Lead ID',
+    column: 'lead_id',
+    type: 'Number',
+    value: (l) => l.id,
+  },
+  {
+    category: 'Lead',
+    subcategory: 'Internal Lead Data',
+    name: 'Account ID',
+    column: 'account_id',
+    type: 'Number',
+    value: (l) => l.account_id,
+  },
+  {
+    category: 'Lead',
+    subcategory: 'Internal Lead Data',
+    name: 'Campaign ID',
+    column: 'campaign_id',
+    type: 'Number',
+    value: (l) => l.campaign_id,
+  },
+  {
+    category: 'Lead',
+    subcategory: 'Internal Lead Data',
+    name: 'Campaign Name',
+    column: 'campaign_name',
+    type: 'String',
+    value: (l) => l.campaign_name,
+  },
+  {
+    category: 'Lead',
+    subcategory: 'Internal Lead Data',
+    name: 'Lead Created At',
+    column: 'created_at',
+    type: 'String',
+    value: (l) => l.created_at,
+  },
+  {
+    category: 'Lead',
+    subcategory: 'Internal Lead Data',
+    name: 'Lead Status',
+    column: 'lead_status',
+    type: 'String',
+    value: (l) => RESULT_WORDS[l.result] ?? l.result,
+  },
+  {
+    category: 'Lead',
+    subcategory: 'Internal Lead Data',
+    name: 'Lead Price',
+    column: 'lead_price',
+    type: 'Number',
+    value: (l) => l.price,
+  },
+  {
+    category: 'Lead',
+    subcategory: 'Internal Lead Data',
+    name: 'Accepted At',
+    column: 'accepted_at',
+    type: 'String',
+    value: (l) => l.accepted_at,
+  },
+  {
+    category: 'Lead',
+    subcategory: 'Internal Lead Data',
+    name: 'Is Accepted',
+    column: 'is_accepted',
+    type: 'Boolean',
+    value: (l) => l.result === 'A',
+  },
   posted('Lead', 'Source', 'Campaign Code', 'campaign_code', 'String'),
   posted('Lead', 'Source', 'Lead Flow Identifier', 'lead_flow_identifier', 'String'),
   posted('Lead', 'Source', 'Decision Flow Identifier', 'decision_flow_identifier', 'String'),
@@ -138,7 +210,14 @@ const DEFINITIONS: AttributeDef[] = [
   posted('Applicant', 'Personal', 'Social Security Number', 'social_security_number', 'String'),
   posted('Applicant', 'Personal', "Driver's License State", 'drivers_license_state', 'String'),
   posted('Applicant', 'Personal', "Driver's License Number", 'drivers_license_number', 'String'),
-  { category: 'Applicant', subcategory: 'Personal', name: 'Is Military', column: 'is_military', type: 'Boolean', value: (l) => l.request.is_military === 1 },
+  {
+    category: 'Applicant',
+    subcategory: 'Personal',
+    name: 'Is Military',
+    column: 'is_military',
+    type: 'Boolean',
+    value: (l) => l.request.is_military === 1,
+  },
   posted('Applicant', 'Personal', 'Marital Status', 'marital_status', 'String', MARITAL_STATUS_LABELS),
   posted('Applicant', 'Personal', "Mother's Maiden Name", 'mother_maiden_name', 'String'),
   posted('Applicant', 'Contact', 'Email', 'email', 'String'),
@@ -195,14 +274,23 @@ const DEFINITIONS: AttributeDef[] = [
   reference('Reference ZIP Code', 'reference_zip', 'String'),
   reference('Reference Phone', 'reference_phone', 'String'),
   reference('Reference Relation', 'reference_relation', 'String', REFERENCE_RELATION_LABELS),
-  ...OPTIONAL_FIELD_NAMES.map((field, i) => posted('Custom', 'Optional Fields', `Optional ${i + 1}`, field as keyof LegacyLead & string, 'String')),
+  ...OPTIONAL_FIELD_NAMES.map((field, i) =>
+    posted('Custom', 'Optional Fields', `Optional ${i + 1}`, field as keyof LegacyLead & string, 'String'),
+  ),
 ];
 
 const ATTRIBUTES = DEFINITIONS.map((def, i) => ({ ...def, id: `m${i + 1}` }));
 const BY_ID = new Map(ATTRIBUTES.map((a) => [a.id, a]));
 
 /** The data dictionary, as GET /api/v1/lead-data/dictionary returns it. */
-export const DICTIONARY: DataAttribute[] = ATTRIBUTES.map(({ id, category, subcategory, name, column, type }) => ({ id, category, subcategory, name, column, type }));
+export const DICTIONARY: DataAttribute[] = ATTRIBUTES.map(({ id, category, subcategory, name, column, type }) => ({
+  id,
+  category,
+  subcategory,
+  name,
+  column,
+  type,
+}));
 
 export function isKnownMapId(id: string): boolean {
   return BY_ID.has(id);
@@ -211,6 +299,7 @@ export function isKnownMapId(id: string): boolean {
 /** The lead's file builder values keyed by map id: every column, or the given ones in their order. */
 export function leadValues(lead: LeadFacts, mapIds?: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const attribute of mapIds ? mapIds.map((id) => BY_ID.get(id)!) : ATTRIBUTES) out[attribute.id] = attribute.value(lead);
+  for (const attribute of mapIds ? mapIds.map((id) => BY_ID.get(id)!) : ATTRIBUTES)
+    out[attribute.id] = attribute.value(lead);
   return out;
 }

@@ -40,7 +40,11 @@ export function laravelPage<T>(path: string, page: number, perPage: number, tota
   const next = page < lastPage ? url(page + 1) : null;
   const links: PageLink[] = [{ url: prev, label: '&laquo; Previous', active: false }];
   for (const item of pageWindow(page, lastPage)) {
-    links.push(item === '...' ? { url: null, label: '...', active: false } : { url: url(item), label: String(item), active: item === page });
+    links.push(
+      item === '...'
+        ? { url: null, label: '...', active: false }
+        : { url: url(item), label: String(item), active: item === page },
+    );
   }
   links.push({ url: next, label: 'Next &raquo;', active: false });
   return {

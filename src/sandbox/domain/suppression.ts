@@ -24,7 +24,10 @@ export function suppressionCandidates(lead: LegacyLead): [ListType, string][] {
 }
 
 /** The first list type the lead is on, or undefined when it is on none. */
-export function suppressedBy(lead: LegacyLead, isListed: (type: ListType, value: string) => boolean): ListType | undefined {
+export function suppressedBy(
+  lead: LegacyLead,
+  isListed: (type: ListType, value: string) => boolean,
+): ListType | undefined {
   return suppressionCandidates(lead).find(([type, value]) => isListed(type, value))?.[0];
 }
 

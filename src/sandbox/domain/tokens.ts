@@ -51,7 +51,11 @@ export class TokenService {
   /** The client a bearer token belongs to, or undefined when it is malformed, badly signed, expired or revoked by a rotation. */
   async verify(token: string): Promise<OAuthClient | undefined> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, currentDate: this.clock.now() });
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: ['HS256'],
+        issuer: ISSUER,
+        currentDate: this.clock.now(),
+      });
       if (typeof payload.sub !== 'string') return undefined;
       const client = this.clients.find(payload.sub);
       return client && payload.sv === client.secret_version ? client : undefined;

@@ -8,6 +8,7 @@ export function bearerAuth(tokens: TokenService) {
     const header = request.headers.authorization;
     const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
     const client = match ? await tokens.verify(match[1]!) : undefined;
-    if (!client) return reply.code(401).header('WWW-Authenticate', 'Bearer').send({ message: Messages.unauthenticated });
+    if (!client)
+      return reply.code(401).header('WWW-Authenticate', 'Bearer').send({ message: Messages.unauthenticated });
   };
 }

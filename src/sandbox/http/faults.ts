@@ -81,7 +81,8 @@ export class FaultInjector {
   private applyHeader(value: string, decision: FaultDecision): void {
     if (value === '503' || value === '500' || value === '429') {
       decision.status = Number(value) as 503 | 500 | 429;
-      if (value === '429') decision.rateLimit = { limit: this.settings.rateLimit || FORCED_RATE_LIMIT, remaining: 0, retryAfter: 1 };
+      if (value === '429')
+        decision.rateLimit = { limit: this.settings.rateLimit || FORCED_RATE_LIMIT, remaining: 0, retryAfter: 1 };
     } else if (value === 'reset') {
       decision.reset = true;
     } else {

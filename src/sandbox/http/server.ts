@@ -24,7 +24,13 @@ const toReset = new WeakSet<FastifyRequest>();
 
 export function buildServer(ctx: SandboxContext, routes: RouteModules): FastifyInstance {
   // Path parameters as long as the store accepts ids (a customer id stored by a batch must be reachable by its own URL).
-  const app = Fastify({ logger: false, bodyLimit: ctx.maxBodyBytes, return503OnClosing: true, forceCloseConnections: true, routerOptions: { maxParamLength: MAX_PATH_ID_LENGTH } });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: ctx.maxBodyBytes,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+    routerOptions: { maxParamLength: MAX_PATH_ID_LENGTH },
+  });
   // The interface speaks JSON (and forms at the token endpoint): anything else is 415, not a validation error.
   app.removeContentTypeParser('text/plain');
 
@@ -52,11 +58,18 @@ export function buildServer(ctx: SandboxContext, routes: RouteModules): FastifyI
     ctx.requests.recordFaults(decision.applied);
     if (decision.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, decision.latencyMs));
     if (decision.rateLimit) {
-      reply.header('X-RateLimit-Limit', decision.rateLimit.limit).header('X-RateLimit-Remaining', decision.rateLimit.remaining);
+      reply
+        .header('X-RateLimit-Limit', decision.rateLimit.limit)
+        .header('X-RateLimit-Remaining', decision.rateLimit.remaining);
       if (decision.rateLimit.retryAfter !== undefined) reply.header('Retry-After', decision.rateLimit.retryAfter);
     }
     if (decision.status !== undefined) {
-      const message = decision.status === 429 ? Messages.tooManyAttempts : decision.status === 500 ? Messages.serverError : Messages.unavailable;
+      const message =
+        decision.status === 429
+          ? Messages.tooManyAttempts
+          : decision.status === 500
+            ? Messages.serverError
+            : Messages.unavailable;
       if (decision.status === 503) reply.header('Retry-After', 1);
       return reply.code(decision.status).send({ message });
     }
@@ -79,11 +92,16 @@ export function buildServer(ctx: SandboxContext, routes: RouteModules): FastifyI
     // Bodies come chunked as often as with a Content-Length: count what the socket read instead.
     const start = bytesAtStart.get(request);
     const read = request.raw.socket?.bytesRead;
-    ctx.requests.recordResponse(`${request.method} ${route}`, reply.statusCode, start !== undefined && read !== undefined ? Math.max(0, read - start) : 0);
+    ctx.requests.recordResponse(
+      `${request.method} ${route}`,
+      reply.statusCode,
+      start !== undefined && read !== undefined ? Math.max(0, read - start) : 0,
+    );
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    const status =
+      error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     let message: string;
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -101,19 +119,25 @@ export function buildServer(ctx: SandboxContext, routes: RouteModules): FastifyI
       default:
         message = status === 500 ? Messages.serverError : error.message;
     }
-    if (status === 500) ctx.onError(`sandbox: ${request.method} ${request.url} failed: ${error.stack ?? error.message}`);
-    if (request.url.startsWith(LEGACY_PREFIX)) return reply.code(status).send({ status: 'ERROR', result: null, redirect_url: null, errors: [message] });
+    if (status === 500)
+      ctx.onError(`sandbox: ${request.method} ${request.url} failed: ${error.stack ?? error.message}`);
+    if (request.url.startsWith(LEGACY_PREFIX))
+      return reply.code(status).send({ status: 'ERROR', result: null, redirect_url: null, errors: [message] });
     return reply.code(status).send({ message });
   });
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
-    const allowed = METHODS.filter((method) => method !== request.method && app.findRoute({ method, url: path }) !== null);
+    const allowed = METHODS.filter(
+      (method) => method !== request.method && app.findRoute({ method, url: path }) !== null,
+    );
     if (allowed.length > 0) {
       return reply
         .code(405)
         .header('Allow', allowed.join(', '))
-        .send({ message: `The ${request.method} method is not supported for route ${path.replace(/^\//, '')}. Supported methods: ${allowed.join(', ')}.` });
+        .send({
+          message: `The ${request.method} method is not supported for route ${path.replace(/^\//, '')}. Supported methods: ${allowed.join(', ')}.`,
+        });
     }
     return reply.code(404).send({ message: Messages.notFound });
   });

@@ -12,7 +12,12 @@ export const ADMIN_PREFIX = '/_sandbox';
 export function registerAdminRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   app.get(`${ADMIN_PREFIX}/stats`, async () => ({
     ...storeCounts(ctx.db),
-    requests: { total: ctx.requests.total, body_bytes: ctx.requests.bodyBytes, by_route: ctx.requests.byRoute, by_status: ctx.requests.byStatus },
+    requests: {
+      total: ctx.requests.total,
+      body_bytes: ctx.requests.bodyBytes,
+      by_route: ctx.requests.byRoute,
+      by_status: ctx.requests.byStatus,
+    },
     faults: ctx.requests.faults,
     random_seed: ctx.faults.settings.randomSeed,
     now: isoSeconds(ctx.clock.now()),
@@ -22,7 +27,10 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const body = (request.body ?? {}) as { client_secret?: unknown };
     const secret = body.client_secret === undefined ? randomAlphanumeric(40) : body.client_secret;
     if (typeof secret !== 'string' || !/^[\x21-\x7e]{8,255}$/.test(secret)) {
-      return reply.code(422).send({ message: 'The given data was invalid.', errors: { client_secret: ['client_secret must be 8..255 printable characters without spaces'] } });
+      return reply.code(422).send({
+        message: 'The given data was invalid.',
+        errors: { client_secret: ['client_secret must be 8..255 printable characters without spaces'] },
+      });
     }
     ctx.clients.rotateSecret(ctx.account.clientId, secret);
     ctx.account.clientSecret = secret;
@@ -41,12 +49,17 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const body = (request.body ?? {}) as { advance_seconds?: unknown };
     const seconds = body.advance_seconds;
     if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
-      return reply.code(422).send({ message: 'The given data was invalid.', errors: { advance_seconds: ['advance_seconds must be a number of seconds, 0 or more'] } });
+      return reply.code(422).send({
+        message: 'The given data was invalid.',
+        errors: { advance_seconds: ['advance_seconds must be a number of seconds, 0 or more'] },
+      });
     }
     try {
       ctx.clock.advance(seconds);
     } catch (err) {
-      return reply.code(422).send({ message: 'The given data was invalid.', errors: { advance_seconds: [(err as Error).message] } });
+      return reply
+        .code(422)
+        .send({ message: 'The given data was invalid.', errors: { advance_seconds: [(err as Error).message] } });
     }
     return { now: isoSeconds(ctx.clock.now()) };
   });

@@ -13,7 +13,11 @@ const DAY_MS = 86_400_000;
 const EARLIEST_MS = Date.UTC(1, 0, 1);
 
 /** The earliest time a window covers: null = all time; undefined = the check is disabled. */
-function windowStart(window: LookbackWindow | undefined, defaultDays: number | null, now: Date): string | null | undefined {
+function windowStart(
+  window: LookbackWindow | undefined,
+  defaultDays: number | null,
+  now: Date,
+): string | null | undefined {
   if (window === false) return undefined;
   const days = window ?? defaultDays;
   if (days === null) return null;
@@ -35,9 +39,11 @@ export function registerDryRunRoutes(app: FastifyInstance, ctx: SandboxContext):
     const fail = (reason: DryRunReason) => ({ data: { pass: false, reason } });
 
     const purchasedSince = windowStart(body.previously_purchased_lookback_window, null, now);
-    if (purchasedSince !== undefined && leads.wasPurchased(ssn, email, purchasedSince)) return fail('previously_purchased');
+    if (purchasedSince !== undefined && leads.wasPurchased(ssn, email, purchasedSince))
+      return fail('previously_purchased');
     const underwritingSince = windowStart(body.underwriting_cost_lookback_window, DEFAULT_UNDERWRITING_DAYS, now);
-    if (underwritingSince !== undefined && leads.wasDecisioned(ssn, email, underwritingSince)) return fail('underwriting_cost');
+    if (underwritingSince !== undefined && leads.wasDecisioned(ssn, email, underwritingSince))
+      return fail('underwriting_cost');
     return { data: { pass: true } };
   });
 }

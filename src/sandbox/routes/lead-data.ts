@@ -63,29 +63,37 @@ export function registerLeadDataRoutes(app: FastifyInstance, ctx: SandboxContext
     }
     return {
       data: ids,
-      links: { first: null, last: null, prev: linkWithCursor(ctx.publicOrigin, request, prev), next: linkWithCursor(ctx.publicOrigin, request, next) },
+      links: {
+        first: null,
+        last: null,
+        prev: linkWithCursor(ctx.publicOrigin, request, prev),
+        next: linkWithCursor(ctx.publicOrigin, request, next),
+      },
       meta: { path: requestPath(ctx.publicOrigin, request), per_page: perPage, next_cursor: next, prev_cursor: prev },
     };
   });
 
-  app.get<{ Params: { leadId: string }; Querystring: Record<string, unknown> }>(`${BASE}/leads/:leadId`, async (request, reply) => {
-    const id = /^\d{1,15}$/.test(request.params.leadId) ? Number(request.params.leadId) : undefined;
-    const row = id === undefined ? undefined : leads.lead(id);
-    if (!row) return sendNotFound(reply);
-    // Repeated map_ids[]=m1&map_ids[]=m2 arrive under "map_ids[]"; a plain map_ids is accepted too.
-    const raw = request.query['map_ids[]'] ?? request.query['map_ids'];
-    const parsed = LeadQuerySchema.safeParse(raw === undefined ? {} : { map_ids: raw });
-    if (!parsed.success) return sendValidationError(reply, zodErrorBag(parsed.error));
-    const mapIds = parsed.data.map_ids;
-    if (mapIds) {
-      const errors: Record<string, string[]> = {};
-      mapIds.forEach((mapId, i) => {
-        if (!isKnownMapId(mapId)) errors[`map_ids.${i}`] = [`${mapId} is not in the data dictionary`];
-      });
-      if (Object.keys(errors).length > 0) return sendValidationError(reply, errors);
-    }
-    return { data: leadValues(leadFacts(row), mapIds) };
-  });
+  app.get<{ Params: { leadId: string }; Querystring: Record<string, unknown> }>(
+    `${BASE}/leads/:leadId`,
+    async (request, reply) => {
+      const id = /^\d{1,15}$/.test(request.params.leadId) ? Number(request.params.leadId) : undefined;
+      const row = id === undefined ? undefined : leads.lead(id);
+      if (!row) return sendNotFound(reply);
+      // Repeated map_ids[]=m1&map_ids[]=m2 arrive under "map_ids[]"; a plain map_ids is accepted too.
+      const raw = request.query['map_ids[]'] ?? request.query.map_ids;
+      const parsed = LeadQuerySchema.safeParse(raw === undefined ? {} : { map_ids: raw });
+      if (!parsed.success) return sendValidationError(reply, zodErrorBag(parsed.error));
+      const mapIds = parsed.data.map_ids;
+      if (mapIds) {
+        const errors: Record<string, string[]> = {};
+        mapIds.forEach((mapId, i) => {
+          if (!isKnownMapId(mapId)) errors[`map_ids.${i}`] = [`${mapId} is not in the data dictionary`];
+        });
+        if (Object.keys(errors).length > 0) return sendValidationError(reply, errors);
+      }
+      return { data: leadValues(leadFacts(row), mapIds) };
+    },
+  );
 
   app.get(`${BASE}/dictionary`, async () => ({ data: DICTIONARY }));
 }

@@ -43,7 +43,9 @@ export function registerLegacyRoutes(app: FastifyInstance, ctx: SandboxContext):
 
   function post(request: FastifyRequest, body: Obj): LegacyAnswer {
     const parsed = LegacyLeadSchema.safeParse(body);
-    const errors = parsed.success ? [] : formatZodIssues(parsed.error).map(({ path, message }) => (path ? `${path}: ${message}` : message));
+    const errors = parsed.success
+      ? []
+      : formatZodIssues(parsed.error).map(({ path, message }) => (path ? `${path}: ${message}` : message));
     let campaign: Campaign | undefined;
     if (typeof body.api_key === 'string' && body.api_key !== '') {
       campaign = byApiKey.get(body.api_key);
@@ -58,7 +60,14 @@ export function registerLegacyRoutes(app: FastifyInstance, ctx: SandboxContext):
     const now = ctx.clock.now();
     const stamp = isoSeconds(now);
     if (suppressedBy(lead, isListed)) {
-      const { id } = leads.create({ campaign, result: 'R', price: null, redirectToken: null, request: lead, now: stamp });
+      const { id } = leads.create({
+        campaign,
+        result: 'R',
+        price: null,
+        redirectToken: null,
+        request: lead,
+        now: stamp,
+      });
       return { status: 'OK', result: 'R', redirect_url: null, errors: null, lead_id: id };
     }
     if (campaign.price_reject) {
@@ -75,17 +84,30 @@ export function registerLegacyRoutes(app: FastifyInstance, ctx: SandboxContext):
         redirect_url: null,
         errors: null,
         lead_id: id,
-        price_reject: { api_key: campaign.api_key, offers: offerIds.map((offerId, i) => ({ id: offerId, price: prices[i]!, expires_in: ctx.offerTtlSeconds })) },
+        price_reject: {
+          api_key: campaign.api_key,
+          offers: offerIds.map((offerId, i) => ({ id: offerId, price: prices[i]!, expires_in: ctx.offerTtlSeconds })),
+        },
       };
     }
     const token = randomHex(16);
-    const { id } = leads.create({ campaign, result: 'A', price: campaign.price, redirectToken: token, request: lead, now: stamp });
+    const { id } = leads.create({
+      campaign,
+      result: 'A',
+      price: campaign.price,
+      redirectToken: token,
+      request: lead,
+      now: stamp,
+    });
     return { status: 'OK', result: 'A', redirect_url: redirectUrl(request, token), errors: null, lead_id: id };
   }
 
   function acceptOffer(request: FastifyRequest, body: Obj): LegacyAnswer {
     const parsed = PriceRejectAcceptSchema.safeParse(body);
-    if (!parsed.success) return refused(formatZodIssues(parsed.error).map(({ path, message }) => (path ? `${path}: ${message}` : message)));
+    if (!parsed.success)
+      return refused(
+        formatZodIssues(parsed.error).map(({ path, message }) => (path ? `${path}: ${message}` : message)),
+      );
     const campaign = byApiKey.get(parsed.data.api_key);
     if (!campaign) return refused(['api_key: no campaign has this API key']);
     if (!campaign.price_reject) return refused([PRICE_REJECT_ERRORS.notEnabled]);
@@ -118,10 +140,18 @@ export function registerLegacyRoutes(app: FastifyInstance, ctx: SandboxContext):
 
   // Where an accepted lead's redirect_url leads: a stand-in for the lender's landing page.
   app.get<{ Params: { token: string } }>(`${REDIRECT_PATH}/:token`, async (request, reply) => {
-    const lead = /^[0-9a-f]{32}$/.test(request.params.token) ? leads.leadByRedirectToken(request.params.token) : undefined;
-    if (!lead) return reply.code(404).type('text/html').send('<!doctype html><title>Not Found</title><p>No accepted lead has this address.</p>');
+    const lead = /^[0-9a-f]{32}$/.test(request.params.token)
+      ? leads.leadByRedirectToken(request.params.token)
+      : undefined;
+    if (!lead)
+      return reply
+        .code(404)
+        .type('text/html')
+        .send('<!doctype html><title>Not Found</title><p>No accepted lead has this address.</p>');
     return reply
       .type('text/html')
-      .send(`<!doctype html><title>Lead ${lead.id}</title><p>Sandbox landing page for accepted lead ${lead.id} (${lead.campaign_name}).</p>`);
+      .send(
+        `<!doctype html><title>Lead ${lead.id}</title><p>Sandbox landing page for accepted lead ${lead.id} (${lead.campaign_name}).</p>`,
+      );
   });
 }

@@ -1,5 +1,13 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { CustomerBatchSchema, CustomerUpsertSchema, LoanUpsertSchema, PaymentUpsertSchema, batchIssueOwner, groupBatchIssues, zodErrorBag } from '../../schema/index.js';
+import {
+  CustomerBatchSchema,
+  CustomerUpsertSchema,
+  LoanUpsertSchema,
+  PaymentUpsertSchema,
+  batchIssueOwner,
+  groupBatchIssues,
+  zodErrorBag,
+} from '../../schema/index.js';
 import { isoSeconds } from '../clock.js';
 import type { SandboxContext } from '../context.js';
 import { sendNotFound, sendValidationError } from '../http/errors.js';
@@ -19,7 +27,8 @@ interface CustomerParams {
 
 export function registerLoanPerformanceRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   // The interface shows no upsert response body: the minimal service sends none.
-  const upserted = (reply: FastifyReply, created: boolean, data: unknown) => (ctx.minimal ? reply.code(created ? 201 : 200).send() : reply.code(created ? 201 : 200).send({ data }));
+  const upserted = (reply: FastifyReply, created: boolean, data: unknown) =>
+    ctx.minimal ? reply.code(created ? 201 : 200).send() : reply.code(created ? 201 : 200).send({ data });
   const store = new LoanPerformanceStore(ctx.db, ACCOUNT_ID);
   const now = () => isoSeconds(ctx.clock.now());
 
@@ -55,7 +64,8 @@ export function registerLoanPerformanceRoutes(app: FastifyInstance, ctx: Sandbox
     if (!parsed.success) {
       skipped = groupBatchIssues(parsed.error);
       // Problems of the batch as a whole (no customers array, more than 1000 customers, unknown keys): nothing is stored.
-      if (parsed.error.issues.some((issue) => batchIssueOwner(issue.path) === '')) return sendValidationError(reply, zodErrorBag(parsed.error));
+      if (parsed.error.issues.some((issue) => batchIssueOwner(issue.path) === ''))
+        return sendValidationError(reply, zodErrorBag(parsed.error));
     }
     const customers = (request.body as { customers: unknown[] }).customers;
     customers.forEach((customer, c) => {
@@ -76,7 +86,8 @@ export function registerLoanPerformanceRoutes(app: FastifyInstance, ctx: Sandbox
 type Obj = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const idOf = (v: unknown, key: string): string | null => (isObject(v) && typeof v[key] === 'string' ? (v[key] as string) : null);
+const idOf = (v: unknown, key: string): string | null =>
+  isObject(v) && typeof v[key] === 'string' ? (v[key] as string) : null;
 
 /**
  * Splits a batch into what to store and what to skip. An object with a problem is skipped

@@ -14,7 +14,10 @@ const DESCRIPTIONS: Record<OAuthError, string> = {
 
 /** RFC 6749 §5.2 error, with the `hint` and `message` fields the service adds. */
 function oauthError(reply: FastifyReply, status: 400 | 401, error: OAuthError, hint: string): FastifyReply {
-  return reply.code(status).header('Cache-Control', 'no-store').send({ error, error_description: DESCRIPTIONS[error], hint, message: DESCRIPTIONS[error] });
+  return reply
+    .code(status)
+    .header('Cache-Control', 'no-store')
+    .send({ error, error_description: DESCRIPTIONS[error], hint, message: DESCRIPTIONS[error] });
 }
 
 interface BasicCredentials {
@@ -31,8 +34,8 @@ function basicCredentials(header: string | undefined): BasicCredentials | 'malfo
   const colon = decoded.indexOf(':');
   if (colon < 0) return 'malformed';
   try {
-    const unescape = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
-    return { clientId: unescape(decoded.slice(0, colon)), clientSecret: unescape(decoded.slice(colon + 1)) };
+    const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+    return { clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) };
   } catch {
     return 'malformed';
   }
@@ -40,7 +43,10 @@ function basicCredentials(header: string | undefined): BasicCredentials | 'malfo
 
 export function registerOAuthRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   app.post('/oauth/token', async (request: FastifyRequest, reply: FastifyReply) => {
-    const body = (request.body !== null && typeof request.body === 'object' ? request.body : {}) as Record<string, unknown>;
+    const body = (request.body !== null && typeof request.body === 'object' ? request.body : {}) as Record<
+      string,
+      unknown
+    >;
     const field = (name: string): string | undefined | 'repeated' => {
       const v = body[name];
       if (Array.isArray(v)) return 'repeated';
@@ -48,14 +54,17 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: SandboxContext): 
       return String(v);
     };
     for (const name of ['grant_type', 'client_id', 'client_secret', 'scope']) {
-      if (field(name) === 'repeated') return oauthError(reply, 400, 'invalid_request', `Check the \`${name}\` parameter`);
+      if (field(name) === 'repeated')
+        return oauthError(reply, 400, 'invalid_request', `Check the \`${name}\` parameter`);
     }
     const basic = basicCredentials(request.headers.authorization);
     if (basic === 'malformed') return oauthError(reply, 400, 'invalid_request', 'Check the `Authorization` header');
     const bodyId = field('client_id');
     const bodySecret = field('client_secret');
-    if (basic && bodySecret !== undefined) return oauthError(reply, 400, 'invalid_request', 'Use one client authentication method, not both');
-    if (basic && bodyId !== undefined && bodyId !== basic.clientId) return oauthError(reply, 400, 'invalid_request', 'Check the `client_id` parameter');
+    if (basic && bodySecret !== undefined)
+      return oauthError(reply, 400, 'invalid_request', 'Use one client authentication method, not both');
+    if (basic && bodyId !== undefined && bodyId !== basic.clientId)
+      return oauthError(reply, 400, 'invalid_request', 'Check the `client_id` parameter');
 
     // RFC 6749 §3.2: unrecognised parameters are ignored, so only the grant's own fields are validated.
     const parsed = TokenRequestSchema.safeParse({
@@ -67,7 +76,12 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: SandboxContext): 
       const [first] = parsed.error.issues;
       const name = String(first!.path[0]);
       if (name === 'grant_type' && field('grant_type') !== undefined) {
-        return oauthError(reply, 400, 'unsupported_grant_type', 'Check that all required parameters have been provided');
+        return oauthError(
+          reply,
+          400,
+          'unsupported_grant_type',
+          'Check that all required parameters have been provided',
+        );
       }
       return oauthError(reply, 400, 'invalid_request', `Check the \`${name}\` parameter`);
     }

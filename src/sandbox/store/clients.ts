@@ -13,10 +13,14 @@ export class ClientStore {
   private readonly insertToken;
   private readonly updateSecret;
 
-  constructor(private readonly db: Db) {
-    this.byId = db.prepare('SELECT client_id, account_id, client_secret, secret_version, scopes FROM oauth_clients WHERE client_id = ?');
+  constructor(db: Db) {
+    this.byId = db.prepare(
+      'SELECT client_id, account_id, client_secret, secret_version, scopes FROM oauth_clients WHERE client_id = ?',
+    );
     this.insertToken = db.prepare('INSERT INTO tokens (jti, client_id, issued_at, expires_at) VALUES (?, ?, ?, ?)');
-    this.updateSecret = db.prepare('UPDATE oauth_clients SET client_secret = ?, secret_version = secret_version + 1 WHERE client_id = ?');
+    this.updateSecret = db.prepare(
+      'UPDATE oauth_clients SET client_secret = ?, secret_version = secret_version + 1 WHERE client_id = ?',
+    );
   }
 
   find(clientId: string): OAuthClient | undefined {

@@ -68,17 +68,29 @@ export class LeadStore {
          VALUES (@account_id, @campaign_id, @result, @price, @ssn, @email, @redirect_token, @now, @now, @accepted_at, @request_json) RETURNING id`,
       )
       .pluck();
-    this.insertOffer = db.prepare(`INSERT INTO price_reject_offers (lead_id, price, status, expires_at, created_at) VALUES (?, ?, 'pending', ?, ?) RETURNING id`).pluck();
+    this.insertOffer = db
+      .prepare(
+        `INSERT INTO price_reject_offers (lead_id, price, status, expires_at, created_at) VALUES (?, ?, 'pending', ?, ?) RETURNING id`,
+      )
+      .pluck();
     this.offerById = db.prepare(
       `SELECT o.id, o.lead_id, l.campaign_id, o.price, o.status, o.expires_at
        FROM price_reject_offers o JOIN leads l ON l.id = o.lead_id WHERE o.id = ? AND l.account_id = ?`,
     );
     const leadColumns = `l.id, l.account_id, l.campaign_id, c.name AS campaign_name, l.result, l.price, l.redirect_token, l.created_at, l.accepted_at, l.request_json`;
-    this.leadById = db.prepare(`SELECT ${leadColumns} FROM leads l JOIN campaigns c ON c.id = l.campaign_id WHERE l.id = ? AND l.account_id = ?`);
-    this.leadByToken = db.prepare(`SELECT ${leadColumns} FROM leads l JOIN campaigns c ON c.id = l.campaign_id WHERE l.redirect_token = ?`);
+    this.leadById = db.prepare(
+      `SELECT ${leadColumns} FROM leads l JOIN campaigns c ON c.id = l.campaign_id WHERE l.id = ? AND l.account_id = ?`,
+    );
+    this.leadByToken = db.prepare(
+      `SELECT ${leadColumns} FROM leads l JOIN campaigns c ON c.id = l.campaign_id WHERE l.redirect_token = ?`,
+    );
     this.setOfferStatus = db.prepare('UPDATE price_reject_offers SET status = ? WHERE id = ?');
-    this.revokeOthers = db.prepare(`UPDATE price_reject_offers SET status = 'revoked' WHERE lead_id = ? AND id <> ? AND status = 'pending'`);
-    this.decideLead = db.prepare('UPDATE leads SET result = ?, price = ?, redirect_token = ?, accepted_at = ? WHERE id = ?');
+    this.revokeOthers = db.prepare(
+      `UPDATE price_reject_offers SET status = 'revoked' WHERE lead_id = ? AND id <> ? AND status = 'pending'`,
+    );
+    this.decideLead = db.prepare(
+      'UPDATE leads SET result = ?, price = ?, redirect_token = ?, accepted_at = ? WHERE id = ?',
+    );
     this.purchased = db
       .prepare(
         `SELECT 1 FROM leads WHERE account_id = @account_id AND result = 'A' AND (ssn = @ssn OR email = @email)
@@ -153,18 +165,25 @@ export class LeadStore {
     const order = position.beforeId !== undefined ? 'DESC' : 'ASC';
     const params: Record<string, unknown> = { account_id: this.accountId, limit: limit + 1 };
     for (const [k, v] of Object.entries({ ...filter, ...position })) if (v !== undefined) params[k] = v;
-    const ids = this.db.prepare(`SELECT id FROM leads WHERE ${where.join(' AND ')} ORDER BY id ${order} LIMIT @limit`).pluck().all(params) as number[];
+    const ids = this.db
+      .prepare(`SELECT id FROM leads WHERE ${where.join(' AND ')} ORDER BY id ${order} LIMIT @limit`)
+      .pluck()
+      .all(params) as number[];
     return ids;
   }
 
   /** An accepted lead with this SSN or email, accepted at or after `since` (null = ever). */
   wasPurchased(ssn: string | null, email: string | null, since: string | null): boolean {
-    return this.purchased.get({ account_id: this.accountId, ssn, email: email?.toLowerCase() ?? null, since }) !== undefined;
+    return (
+      this.purchased.get({ account_id: this.accountId, ssn, email: email?.toLowerCase() ?? null, since }) !== undefined
+    );
   }
 
   /** Any lead with this SSN or email that was decisioned at or after `since`. */
   wasDecisioned(ssn: string | null, email: string | null, since: string | null): boolean {
-    return this.decisioned.get({ account_id: this.accountId, ssn, email: email?.toLowerCase() ?? null, since }) !== undefined;
+    return (
+      this.decisioned.get({ account_id: this.accountId, ssn, email: email?.toLowerCase() ?? null, since }) !== undefined
+    );
   }
 }
 

@@ -29,7 +29,9 @@ export class ListStore {
     private readonly db: Db,
     private readonly accountId: number,
   ) {
-    this.insertList = db.prepare('INSERT INTO lists (account_id, name, type, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id').pluck();
+    this.insertList = db
+      .prepare('INSERT INTO lists (account_id, name, type, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id')
+      .pluck();
     this.updateList = db.prepare('UPDATE lists SET name = ?, type = ?, updated_at = ? WHERE id = ? AND account_id = ?');
     this.deleteItems = db.prepare('DELETE FROM list_items WHERE list_id = ?');
     this.insertItem = db.prepare('INSERT INTO list_items (list_id, type, value) VALUES (?, ?, ?)');
@@ -64,7 +66,9 @@ export class ListStore {
 
   /** Marks a list archived: it keeps its items but no longer suppresses leads. */
   archive(id: number, now: string): ListRecord | undefined {
-    this.db.prepare('UPDATE lists SET deleted_at = coalesce(deleted_at, ?), updated_at = ? WHERE id = ? AND account_id = ?').run(now, now, id, this.accountId);
+    this.db
+      .prepare('UPDATE lists SET deleted_at = coalesce(deleted_at, ?), updated_at = ? WHERE id = ? AND account_id = ?')
+      .run(now, now, id, this.accountId);
     return this.get(id);
   }
 
@@ -73,7 +77,10 @@ export class ListStore {
   }
 
   page(offset: number, limit: number): { total: number; rows: ListRecord[] } {
-    return { total: this.countStmt.get(this.accountId) as number, rows: this.pageStmt.all(this.accountId, limit, offset) as ListRecord[] };
+    return {
+      total: this.countStmt.get(this.accountId) as number,
+      rows: this.pageStmt.all(this.accountId, limit, offset) as ListRecord[],
+    };
   }
 
   /** True when `value` is on one of the account's active lists of `type`. */

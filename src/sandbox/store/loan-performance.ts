@@ -81,7 +81,8 @@ export class LoanPerformanceStore {
       )
       .pluck();
     const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
-    const keepUnlessSent = (fields: readonly string[]) => fields.map((f) => `${f} = coalesce(excluded.${f}, ${f})`).join(', ');
+    const keepUnlessSent = (fields: readonly string[]) =>
+      fields.map((f) => `${f} = coalesce(excluded.${f}, ${f})`).join(', ');
     this.upsertLoanStmt = db
       .prepare(
         `INSERT INTO loans (customer_ref, loan_id, ${LOAN_FIELDS.join(', ')}, created_at, updated_at, is_lead_loan)
@@ -133,7 +134,12 @@ export class LoanPerformanceStore {
   }
 
   /** Payment upsert; says which of customer and loan is unknown. */
-  upsertPayment(customerId: string, loanId: string, payment: PaymentInput, now: string): UpsertOutcome<Row> | 'customer' | 'loan' {
+  upsertPayment(
+    customerId: string,
+    loanId: string,
+    payment: PaymentInput,
+    now: string,
+  ): UpsertOutcome<Row> | 'customer' | 'loan' {
     return this.db.transaction(() => {
       const customerRef = this.customerRef.get(this.accountId, customerId) as number | undefined;
       if (customerRef === undefined) return 'customer' as const;

@@ -1,11 +1,28 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApiClient, encodeQuery, type ApiClient, type ApiClientOptions, type ApiEvent } from '../../../src/api/client.js';
+import {
+  createApiClient,
+  encodeQuery,
+  type ApiClient,
+  type ApiClientOptions,
+  type ApiEvent,
+} from '../../../src/api/client.js';
 import { formatApiEvent } from '../../../src/api/events.js';
 import { streamLeadIds } from '../../../src/jobs/lead-ids.js';
 import type { CachedToken, TokenCache } from '../../../src/api/token.js';
-import { AuthError, ConflictError, ExitCode, InputError, NetworkError, NotFoundError, RateLimitedError, RequestProblemError, ServiceError, ValidationError } from '../../../src/errors.js';
+import {
+  AuthError,
+  ConflictError,
+  ExitCode,
+  InputError,
+  NetworkError,
+  NotFoundError,
+  RateLimitedError,
+  RequestProblemError,
+  ServiceError,
+  ValidationError,
+} from '../../../src/errors.js';
 
 interface Seen {
   method: string;
@@ -34,16 +51,29 @@ async function service(handler: Handler, options: { tokenTtl?: number; port?: nu
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const s: Seen = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const s: Seen = {
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       seen.push(s);
       if (req.url === '/oauth/token') {
         const form = new URLSearchParams(s.body);
         if (form.get('client_secret') !== SECRET) {
-          res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client', error_description: 'Client authentication failed' }));
+          res
+            .writeHead(401, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: 'invalid_client', error_description: 'Client authentication failed' }));
           return;
         }
         tokens++;
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token_type: 'Bearer', expires_in: options.tokenTtl ?? 3600, access_token: `tok${tokens}` }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            token_type: 'Bearer',
+            expires_in: options.tokenTtl ?? 3600,
+            access_token: `tok${tokens}`,
+          }),
+        );
         return;
       }
       handler(s, res, ++calls);
@@ -52,7 +82,12 @@ async function service(handler: Handler, options: { tokenTtl?: number; port?: nu
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { baseUrl: `http://127.0.0.1:${port}`, seen, api: () => seen.filter((s) => s.url !== '/oauth/token'), tokenCount: () => tokens };
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    seen,
+    api: () => seen.filter((s) => s.url !== '/oauth/token'),
+    tokenCount: () => tokens,
+  };
 }
 
 function client(baseUrl: string, options: Partial<ApiClientOptions> = {}) {
@@ -85,13 +120,21 @@ describe('ApiClient: tokens', () => {
     expect(svc.tokenCount()).toBe(1);
     const tokenRequest = svc.seen[0]!;
     expect(tokenRequest.headers['content-type']).toBe('application/x-www-form-urlencoded');
-    expect(Object.fromEntries(new URLSearchParams(tokenRequest.body))).toEqual({ grant_type: 'client_credentials', client_id: 'client-1', client_secret: SECRET });
+    expect(Object.fromEntries(new URLSearchParams(tokenRequest.body))).toEqual({
+      grant_type: 'client_credentials',
+      client_id: 'client-1',
+      client_secret: SECRET,
+    });
     expect(svc.api().map((s) => s.headers.authorization)).toEqual(['Bearer tok1', 'Bearer tok1']);
     expect(svc.api()[0]!.headers.accept).toBe('application/json');
   });
 
   it('renews the token once on a 401 and repeats the request', async () => {
-    const svc = await service((req, res) => (req.headers.authorization === 'Bearer tok1' ? json(res, 401, { message: 'Unauthenticated.' }) : json(res, 200, SYSTEMS)));
+    const svc = await service((req, res) =>
+      req.headers.authorization === 'Bearer tok1'
+        ? json(res, 401, { message: 'Unauthenticated.' })
+        : json(res, 200, SYSTEMS),
+    );
     const { c } = client(svc.baseUrl);
     expect(await c.managementSystems()).toHaveLength(1);
     expect(svc.tokenCount()).toBe(2);
@@ -125,7 +168,9 @@ describe('ApiClient: tokens', () => {
       req.on('data', (c: Buffer) => (body += c.toString('utf8')));
       req.on('end', () => {
         const status = req.url === '/bad/oauth/token' ? 400 : req.url === '/down/oauth/token' ? 500 : 200;
-        res.writeHead(status, { 'content-type': status === 400 ? 'application/json' : 'text/plain' }).end(status === 400 ? JSON.stringify({ received: body }) : `received ${body}`);
+        res
+          .writeHead(status, { 'content-type': status === 400 ? 'application/json' : 'text/plain' })
+          .end(status === 400 ? JSON.stringify({ received: body }) : `received ${body}`);
       });
     });
     servers.push(echo);
@@ -153,7 +198,11 @@ describe('ApiClient: tokens', () => {
   it('uses and fills a token cache', async () => {
     const svc = await service((_req, res) => json(res, 200, SYSTEMS));
     const saved: CachedToken[] = [];
-    const cache: TokenCache = { load: () => ({ accessToken: 'from-cache', obtainedAt: Date.now(), expiresAt: Date.now() + 3_600_000 }), save: (t) => saved.push(t), clear: () => {} };
+    const cache: TokenCache = {
+      load: () => ({ accessToken: 'from-cache', obtainedAt: Date.now(), expiresAt: Date.now() + 3_600_000 }),
+      save: (t) => saved.push(t),
+      clear: () => {},
+    };
     const { c } = client(svc.baseUrl, { tokenCache: cache });
     await c.managementSystems();
     expect(svc.api()[0]!.headers.authorization).toBe('Bearer from-cache');
@@ -167,15 +216,26 @@ describe('ApiClient: tokens', () => {
 
 describe('ApiClient: retries', () => {
   it('retries 503 and 502 on a safe request, then succeeds', async () => {
-    const svc = await service((_req, res, n) => (n === 1 ? json(res, 503, { message: 'Service Unavailable' }) : n === 2 ? json(res, 502, {}) : json(res, 200, SYSTEMS)));
+    const svc = await service((_req, res, n) =>
+      n === 1
+        ? json(res, 503, { message: 'Service Unavailable' })
+        : n === 2
+          ? json(res, 502, {})
+          : json(res, 200, SYSTEMS),
+    );
     const { c, events } = client(svc.baseUrl);
     expect(await c.managementSystems()).toHaveLength(1);
     expect(svc.api()).toHaveLength(3);
-    expect(events.filter((e) => e.type === 'retry').map((e) => (e as { reason: string }).reason)).toEqual(['HTTP 503', 'HTTP 502']);
+    expect(events.filter((e) => e.type === 'retry').map((e) => (e as { reason: string }).reason)).toEqual([
+      'HTTP 503',
+      'HTTP 502',
+    ]);
   });
 
   it('honours Retry-After on 429', async () => {
-    const svc = await service((_req, res, n) => (n === 1 ? json(res, 429, { message: 'Too Many Attempts.' }, { 'retry-after': '1' }) : json(res, 200, SYSTEMS)));
+    const svc = await service((_req, res, n) =>
+      n === 1 ? json(res, 429, { message: 'Too Many Attempts.' }, { 'retry-after': '1' }) : json(res, 200, SYSTEMS),
+    );
     const { c, events } = client(svc.baseUrl);
     await c.managementSystems();
     const retry = events.find((e) => e.type === 'retry') as { delayMs: number };
@@ -184,7 +244,9 @@ describe('ApiClient: retries', () => {
 
   it('stops at the attempt limit with a ServiceError (exit 5) that says it retried', async () => {
     const svc = await service((_req, res) => json(res, 503, { message: 'Service Unavailable' }));
-    const { c } = client(svc.baseUrl, { retry: { baseDelayMs: 1, maxDelayMs: 2, maxTotalWaitMs: 1000, maxAttempts: 3 } });
+    const { c } = client(svc.baseUrl, {
+      retry: { baseDelayMs: 1, maxDelayMs: 2, maxTotalWaitMs: 1000, maxAttempts: 3 },
+    });
     const error = (await c.managementSystems().catch((e: unknown) => e)) as ServiceError;
     expect(error).toBeInstanceOf(ServiceError);
     expect(error.exitCode).toBe(ExitCode.SERVICE);
@@ -193,7 +255,9 @@ describe('ApiClient: retries', () => {
   });
 
   it('gives up on 429 when Retry-After exceeds the wait budget', async () => {
-    const svc = await service((_req, res) => json(res, 429, { message: 'Too Many Attempts.' }, { 'retry-after': '3600' }));
+    const svc = await service((_req, res) =>
+      json(res, 429, { message: 'Too Many Attempts.' }, { 'retry-after': '3600' }),
+    );
     const { c } = client(svc.baseUrl);
     const error = (await c.managementSystems().catch((e: unknown) => e)) as RateLimitedError;
     expect(error).toBeInstanceOf(RateLimitedError);
@@ -204,7 +268,9 @@ describe('ApiClient: retries', () => {
 
   it('retries a 500 on a safe request, then reports the service as unavailable (exit 5)', async () => {
     const svc = await service((_req, res) => json(res, 500, { message: 'Server Error' }));
-    const { c } = client(svc.baseUrl, { retry: { baseDelayMs: 1, maxDelayMs: 2, maxTotalWaitMs: 1000, maxAttempts: 3 } });
+    const { c } = client(svc.baseUrl, {
+      retry: { baseDelayMs: 1, maxDelayMs: 2, maxTotalWaitMs: 1000, maxAttempts: 3 },
+    });
     const error = (await c.managementSystems().catch((e: unknown) => e)) as ServiceError;
     expect(error).toBeInstanceOf(ServiceError);
     expect(error.exitCode).toBe(ExitCode.SERVICE);
@@ -251,7 +317,9 @@ describe('ApiClient: retries', () => {
     const probe = await service(() => {});
     const baseUrl = probe.baseUrl;
     await new Promise((r) => servers.pop()!.close(r));
-    const { c, events } = client(baseUrl, { retry: { baseDelayMs: 1, maxDelayMs: 2, maxTotalWaitMs: 1000, maxAttempts: 3 } });
+    const { c, events } = client(baseUrl, {
+      retry: { baseDelayMs: 1, maxDelayMs: 2, maxTotalWaitMs: 1000, maxAttempts: 3 },
+    });
     const error = (await c.managementSystems().catch((e: unknown) => e)) as NetworkError;
     expect(error).toBeInstanceOf(NetworkError);
     expect(error.exitCode).toBe(ExitCode.SERVICE);
@@ -269,7 +337,10 @@ describe('ApiClient: retries', () => {
 
   it('reports a timeout in words when the retries run out', async () => {
     const svc = await service(() => undefined);
-    const { c } = client(svc.baseUrl, { timeoutMs: 100, retry: { baseDelayMs: 1, maxDelayMs: 1, maxTotalWaitMs: 100, maxAttempts: 2 } });
+    const { c } = client(svc.baseUrl, {
+      timeoutMs: 100,
+      retry: { baseDelayMs: 1, maxDelayMs: 1, maxTotalWaitMs: 100, maxAttempts: 2 },
+    });
     const error = (await c.managementSystems().catch((e: unknown) => e)) as NetworkError;
     expect(error).toBeInstanceOf(NetworkError);
     expect(error.message).toMatch(/timed out waiting for the answer/);
@@ -292,7 +363,13 @@ describe('ApiClient: retries', () => {
   });
 
   it('re-creates a streamed body for each attempt', async () => {
-    const svc = await service((req, res, n) => (n === 1 ? json(res, 503, {}) : json(res, 201, { data: { id: 7, name: 'x', type: 'ZIP Codes', deleted_at: null, created_at: 'a', updated_at: 'b' } })));
+    const svc = await service((req, res, n) =>
+      n === 1
+        ? json(res, 503, {})
+        : json(res, 201, {
+            data: { id: 7, name: 'x', type: 'ZIP Codes', deleted_at: null, created_at: 'a', updated_at: 'b' },
+          }),
+    );
     const { c } = client(svc.baseUrl);
     let produced = 0;
     const body = async function* () {
@@ -338,7 +415,8 @@ describe('ApiClient: legacy post is never repeated once sent', () => {
     const { c } = client(probe.baseUrl, {
       retry: { baseDelayMs: 50, maxDelayMs: 50, maxTotalWaitMs: 5000, maxAttempts: 5 },
       onEvent: (e) => {
-        if (e.type === 'network-error' && !started) started = service((_req, res) => json(res, 200, accepted), { port });
+        if (e.type === 'network-error' && !started)
+          started = service((_req, res) => json(res, 200, accepted), { port });
       },
     });
     const result = await c.legacyPost({ api_key: 'k' });
@@ -349,7 +427,9 @@ describe('ApiClient: legacy post is never repeated once sent', () => {
   });
 
   it('returns the ERROR envelope whatever the HTTP status', async () => {
-    const svc = await service((_req, res) => json(res, 422, { status: 'ERROR', result: null, redirect_url: null, errors: ['Invalid price reject offer.'] }));
+    const svc = await service((_req, res) =>
+      json(res, 422, { status: 'ERROR', result: null, redirect_url: null, errors: ['Invalid price reject offer.'] }),
+    );
     const { c } = client(svc.baseUrl);
     const result = await c.priceRejectAccept({ api_key: 'k', price_reject_offer_id: 9 });
     expect(result).toMatchObject({ status: 'ERROR', errors: ['Invalid price reject offer.'], httpStatus: 422 });
@@ -362,7 +442,11 @@ describe('ApiClient: requests and answers', () => {
     const svc = await service((req, res) =>
       req.url.startsWith('/api/v1/lead-data/leads/')
         ? json(res, 200, { data: { m1: 5, m2: 10000 } })
-        : json(res, 200, { data: [1, 2], links: { first: null, last: null, prev: null, next: null }, meta: { path: 'p', per_page: 2, next_cursor: null, prev_cursor: null } }),
+        : json(res, 200, {
+            data: [1, 2],
+            links: { first: null, last: null, prev: null, next: null },
+            meta: { path: 'p', per_page: 2, next_cursor: null, prev_cursor: null },
+          }),
     );
     const { c } = client(svc.baseUrl);
     expect(await c.lead(5, ['m1', 'm2'])).toEqual({ m1: 5, m2: 10000 });
@@ -375,8 +459,17 @@ describe('ApiClient: requests and answers', () => {
   it('follows lead-id cursors to the end', async () => {
     const svc = await service((req, res) => {
       const cursor = new URL(req.url, 'http://x').searchParams.get('cursor');
-      const page = cursor === null ? { data: [1, 2], next: 'c2' } : cursor === 'c2' ? { data: [3], next: null } : { data: [], next: null };
-      json(res, 200, { data: page.data, links: { first: null, last: null, prev: null, next: null }, meta: { path: 'p', per_page: 2, next_cursor: page.next, prev_cursor: null } });
+      const page =
+        cursor === null
+          ? { data: [1, 2], next: 'c2' }
+          : cursor === 'c2'
+            ? { data: [3], next: null }
+            : { data: [], next: null };
+      json(res, 200, {
+        data: page.data,
+        links: { first: null, last: null, prev: null, next: null },
+        meta: { path: 'p', per_page: 2, next_cursor: page.next, prev_cursor: null },
+      });
     });
     const { c } = client(svc.baseUrl);
     const ids: number[] = [];
@@ -385,7 +478,14 @@ describe('ApiClient: requests and answers', () => {
   });
 
   it('pages through lists', async () => {
-    const list = (id: number) => ({ id, name: `l${id}`, type: 'ZIP Codes', deleted_at: null, created_at: 'c', updated_at: 'u' });
+    const list = (id: number) => ({
+      id,
+      name: `l${id}`,
+      type: 'ZIP Codes',
+      deleted_at: null,
+      created_at: 'c',
+      updated_at: 'u',
+    });
     const svc = await service((req, res) => {
       const page = Number(new URL(req.url, 'http://x').searchParams.get('page'));
       json(res, 200, {
@@ -408,13 +508,23 @@ describe('ApiClient: requests and answers', () => {
     const ids: number[] = [];
     for await (const l of c.allLists()) ids.push(l.id);
     expect(ids).toEqual([1, 2, 3]);
-    expect(svc.api().map((s) => s.url)).toEqual(['/api/v1/lead-management/lists?page=1', '/api/v1/lead-management/lists?page=2']);
+    expect(svc.api().map((s) => s.url)).toEqual([
+      '/api/v1/lead-management/lists?page=1',
+      '/api/v1/lead-management/lists?page=2',
+    ]);
   });
 
   it('maps 422 to a ValidationError carrying the field errors', async () => {
-    const svc = await service((_req, res) => json(res, 422, { message: 'The given data was invalid.', errors: { 'list.3': ['row 4: invalid SSN'], name: ['too long'] } }));
+    const svc = await service((_req, res) =>
+      json(res, 422, {
+        message: 'The given data was invalid.',
+        errors: { 'list.3': ['row 4: invalid SSN'], name: ['too long'] },
+      }),
+    );
     const { c } = client(svc.baseUrl);
-    const error = (await c.createList({ name: 'n', type: 'Social Security Numbers', list: ['1'] }).catch((e: unknown) => e)) as ValidationError;
+    const error = (await c
+      .createList({ name: 'n', type: 'Social Security Numbers', list: ['1'] })
+      .catch((e: unknown) => e)) as ValidationError;
     expect(error).toBeInstanceOf(ValidationError);
     expect(error.exitCode).toBe(ExitCode.USAGE);
     expect(error.fieldErrors).toEqual({ 'list.3': ['row 4: invalid SSN'], name: ['too long'] });
@@ -423,7 +533,11 @@ describe('ApiClient: requests and answers', () => {
   });
 
   it('maps 404 to NotFoundError and 403 to AuthError', async () => {
-    const svc = await service((req, res) => (req.url.endsWith('/99') ? json(res, 404, { message: 'Not Found' }) : json(res, 403, { message: 'This action is unauthorized.' })));
+    const svc = await service((req, res) =>
+      req.url.endsWith('/99')
+        ? json(res, 404, { message: 'Not Found' })
+        : json(res, 403, { message: 'This action is unauthorized.' }),
+    );
     const { c } = client(svc.baseUrl);
     await expect(c.getList(99)).rejects.toBeInstanceOf(NotFoundError);
     const forbidden = (await c.dictionary().catch((e: unknown) => e)) as AuthError;
@@ -432,7 +546,9 @@ describe('ApiClient: requests and answers', () => {
   });
 
   it('maps 413 to a ValidationError (exit 2) that says to send less, without retrying', async () => {
-    const svc = await service((_req, res) => json(res, 413, { message: 'The request body is larger than the 50 MB limit.' }));
+    const svc = await service((_req, res) =>
+      json(res, 413, { message: 'The request body is larger than the 50 MB limit.' }),
+    );
     const { c } = client(svc.baseUrl);
     const error = (await c.upsertCustomerBatch({ customers: [] } as never).catch((e: unknown) => e)) as ValidationError;
     expect(error).toBeInstanceOf(ValidationError);
@@ -449,9 +565,16 @@ describe('ApiClient: requests and answers', () => {
   });
 
   it('accepts upsert answers of any 2xx shape, and tells created from updated', async () => {
-    const svc = await service((req, res, n) => (n === 1 ? json(res, 201, { data: { customer_id: 'c1' } }) : res.writeHead(204).end()));
+    const svc = await service((req, res, n) =>
+      n === 1 ? json(res, 201, { data: { customer_id: 'c1' } }) : res.writeHead(204).end(),
+    );
     const { c } = client(svc.baseUrl);
-    const created = await c.upsertLoan('c 1/x', { loan_id: 'l1', lead_id: 1, loan_amount: 100, applied_at: '2024-01-01T00:00:00Z' } as never);
+    const created = await c.upsertLoan('c 1/x', {
+      loan_id: 'l1',
+      lead_id: 1,
+      loan_amount: 100,
+      applied_at: '2024-01-01T00:00:00Z',
+    } as never);
     expect(created).toMatchObject({ status: 201, created: true, data: { customer_id: 'c1' } });
     expect(svc.api()[0]!.url).toBe('/api/v1/loan-performance/customers/c%201%2Fx/loans');
     const updated = await c.upsertPayment('c1', { loan_id: 'l1', lead_id: 1, payment_id: 'p1' } as never);
@@ -486,7 +609,12 @@ describe('ApiClient: requests and answers', () => {
 
 describe('encodeQuery', () => {
   it('encodes values and keeps [] in keys', () => {
-    expect(encodeQuery([['map_ids[]', 'm 1'], ['a&b', 'c=d']])).toBe('?map_ids[]=m%201&a%26b=c%3Dd');
+    expect(
+      encodeQuery([
+        ['map_ids[]', 'm 1'],
+        ['a&b', 'c=d'],
+      ]),
+    ).toBe('?map_ids[]=m%201&a%26b=c%3Dd');
     expect(encodeQuery([])).toBe('');
   });
 });
@@ -527,14 +655,18 @@ describe('ApiClient: proxies', () => {
     const proxy = await connectProxy(1);
     const { c } = client(svc.baseUrl, { proxy: { httpProxy: proxy.url, httpsProxy: proxy.url } });
     expect(await c.managementSystems()).toEqual(SYSTEMS.data);
-    const { c: c2 } = client(svc.baseUrl.replace('127.0.0.1', 'localhost'), { proxy: { httpProxy: proxy.url, noProxy: 'example.org' } });
+    const { c: c2 } = client(svc.baseUrl.replace('127.0.0.1', 'localhost'), {
+      proxy: { httpProxy: proxy.url, noProxy: 'example.org' },
+    });
     expect(await c2.managementSystems()).toEqual(SYSTEMS.data);
     expect(proxy.asked).toEqual([]);
   });
 
   it('reads the proxy settings from the environment, lower-case names first', async () => {
     const { proxyFromEnv } = await import('../../../src/api/client.js');
-    expect(proxyFromEnv({ HTTPS_PROXY: 'http://upper:1', https_proxy: 'http://lower:1', NO_PROXY: 'a.example' })).toEqual({
+    expect(
+      proxyFromEnv({ HTTPS_PROXY: 'http://upper:1', https_proxy: 'http://lower:1', NO_PROXY: 'a.example' }),
+    ).toEqual({
       httpProxy: undefined,
       httpsProxy: 'http://lower:1',
       noProxy: 'a.example',

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, decideRetry, DEFAULT_RETRY_POLICY, parseRetryAfter, retryPolicyFromEnv, sleep, type RetryPolicy } from '../../../src/api/retry.js';
+import {
+  backoffDelay,
+  decideRetry,
+  DEFAULT_RETRY_POLICY,
+  parseRetryAfter,
+  retryPolicyFromEnv,
+  sleep,
+  type RetryPolicy,
+} from '../../../src/api/retry.js';
 
 const policy: RetryPolicy = { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1000, maxTotalWaitMs: 3000 };
 
@@ -62,7 +70,12 @@ describe('retryPolicyFromEnv', () => {
   });
   it('reads the documented variables', () => {
     expect(
-      retryPolicyFromEnv({ LEADCTL_RETRY_ATTEMPTS: '3', LEADCTL_RETRY_BASE_MS: '10', LEADCTL_RETRY_MAX_DELAY_MS: '40', LEADCTL_RETRY_MAX_WAIT_MS: '200' }),
+      retryPolicyFromEnv({
+        LEADCTL_RETRY_ATTEMPTS: '3',
+        LEADCTL_RETRY_BASE_MS: '10',
+        LEADCTL_RETRY_MAX_DELAY_MS: '40',
+        LEADCTL_RETRY_MAX_WAIT_MS: '200',
+      }),
     ).toEqual({ maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 40, maxTotalWaitMs: 200 });
   });
   it('refuses nonsense with the variable named', () => {

@@ -4,21 +4,45 @@ import { classifyStatus, isRetryableStatus } from '../../../src/api/status.js';
 import { ExitCode } from '../../../src/errors.js';
 
 const answer = (status: number, extra: { subject?: string; repeatable?: boolean } = {}) =>
-  errorFromResponse({ method: 'POST', path: '/api/v1/x', baseUrl: 'http://127.0.0.1:1', attempts: 1, status, body: { message: 'm' }, ...extra });
+  errorFromResponse({
+    method: 'POST',
+    path: '/api/v1/x',
+    baseUrl: 'http://127.0.0.1:1',
+    attempts: 1,
+    status,
+    body: { message: 'm' },
+    ...extra,
+  });
 
 describe('the status taxonomy', () => {
   it.each([
-    [200, 'success'], [201, 'success'], [204, 'success'],
-    [400, 'refused'], [422, 'refused'], [409, 'conflict'], [413, 'too-large'],
-    [401, 'unauthenticated'], [403, 'forbidden'], [404, 'not-found'], [410, 'not-found'],
-    [405, 'request-problem'], [414, 'request-problem'], [418, 'request-problem'], [302, 'request-problem'],
-    [429, 'retryable'], [500, 'retryable'], [503, 'retryable'], [599, 'retryable'],
+    [200, 'success'],
+    [201, 'success'],
+    [204, 'success'],
+    [400, 'refused'],
+    [422, 'refused'],
+    [409, 'conflict'],
+    [413, 'too-large'],
+    [401, 'unauthenticated'],
+    [403, 'forbidden'],
+    [404, 'not-found'],
+    [410, 'not-found'],
+    [405, 'request-problem'],
+    [414, 'request-problem'],
+    [418, 'request-problem'],
+    [302, 'request-problem'],
+    [429, 'retryable'],
+    [500, 'retryable'],
+    [503, 'retryable'],
+    [599, 'retryable'],
   ])('HTTP %i is %s', (status, klass) => {
     expect(classifyStatus(status)).toBe(klass);
   });
 
   it('retries only 429 and 5xx', () => {
-    const retried = [200, 301, 400, 401, 403, 404, 405, 409, 410, 413, 414, 422, 429, 500, 502, 503, 504].filter(isRetryableStatus);
+    const retried = [200, 301, 400, 401, 403, 404, 405, 409, 410, 413, 414, 422, 429, 500, 502, 503, 504].filter(
+      isRetryableStatus,
+    );
     expect(retried).toEqual([429, 500, 502, 503, 504]);
   });
 

@@ -67,7 +67,10 @@ describe('TokenProvider', () => {
   });
 
   it('does not keep a failed fetch: the next call tries again', async () => {
-    const fetchToken = vi.fn().mockRejectedValueOnce(new Error('down')).mockResolvedValueOnce({ accessToken: 'ok', obtainedAt: 0, expiresAt: 3_600_000 });
+    const fetchToken = vi
+      .fn()
+      .mockRejectedValueOnce(new Error('down'))
+      .mockResolvedValueOnce({ accessToken: 'ok', obtainedAt: 0, expiresAt: 3_600_000 });
     const provider = new TokenProvider({ fetchToken, now: () => 0 });
     await expect(provider.get()).rejects.toThrow('down');
     expect(await provider.get()).toBe('ok');
@@ -83,7 +86,11 @@ describe('TokenProvider', () => {
       },
       clear: () => {},
     };
-    const provider = new TokenProvider({ fetchToken: async () => ({ accessToken: 'x', obtainedAt: 0, expiresAt: 3_600_000 }), cache, now: () => 0 });
+    const provider = new TokenProvider({
+      fetchToken: async () => ({ accessToken: 'x', obtainedAt: 0, expiresAt: 3_600_000 }),
+      cache,
+      now: () => 0,
+    });
     expect(await provider.get()).toBe('x');
   });
 });

@@ -7,7 +7,9 @@ const IO_MODULE = fileURLToPath(new URL('../../../dist/cli/io.js', import.meta.u
 /** Runs a script in a fresh Node process (signals are process-wide) and returns its output. */
 function runScript(source: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', source], { cwd: fileURLToPath(new URL('../../..', import.meta.url)) });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', source], {
+      cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+    });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.on('error', reject);

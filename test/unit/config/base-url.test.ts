@@ -33,7 +33,12 @@ describe('normalizeBaseUrl', () => {
       }
       throw new Error(`${raw} was accepted`);
     };
-    for (const raw of ['http://ops:Pa55word@example.com', 'ftp://ops:Pa55word@h', 'http://example.com/?token=Pa55word', 'https://h/#Pa55word']) {
+    for (const raw of [
+      'http://ops:Pa55word@example.com',
+      'ftp://ops:Pa55word@h',
+      'http://example.com/?token=Pa55word',
+      'https://h/#Pa55word',
+    ]) {
       expect(messageOf(raw)).not.toContain('Pa55word');
     }
     expect(messageOf('http://ops:Pa55word@example.com')).toMatch(/user name or password/);

@@ -22,14 +22,23 @@ describe('resolveCredentials', () => {
   });
 
   it('lets the environment win over the profile, and flags over both', () => {
-    const env = { LEADCTL_BASE_URL: 'https://env.example', LEADCTL_CLIENT_ID: 'env-id', LEADCTL_CLIENT_SECRET: 'env-secret', LEADCTL_PROFILE: 'other' };
+    const env = {
+      LEADCTL_BASE_URL: 'https://env.example',
+      LEADCTL_CLIENT_ID: 'env-id',
+      LEADCTL_CLIENT_SECRET: 'env-secret',
+      LEADCTL_PROFILE: 'other',
+    };
     const r = resolveCredentials({}, env, data);
     expect(r.profile).toEqual({ value: 'other', source: 'environment' });
     expect(r.baseUrl).toEqual({ value: 'https://env.example', source: 'environment' });
     expect(r.clientId).toEqual({ value: 'env-id', source: 'environment' });
     expect(r.clientSecret).toEqual({ value: 'env-secret', source: 'environment' });
     expect(r.usesProfileToken).toBe(false);
-    const f = resolveCredentials({ profile: 'work', baseUrl: 'https://flag.example', clientId: 'flag-id', clientSecret: 'flag-secret' }, env, data);
+    const f = resolveCredentials(
+      { profile: 'work', baseUrl: 'https://flag.example', clientId: 'flag-id', clientSecret: 'flag-secret' },
+      env,
+      data,
+    );
     expect(f.profile.source).toBe('flag');
     expect(f.baseUrl).toEqual({ value: 'https://flag.example', source: 'flag' });
     expect(f.clientId).toEqual({ value: 'flag-id', source: 'flag' });
@@ -43,7 +52,11 @@ describe('resolveCredentials', () => {
   });
 
   it('works from the environment alone, with no config at all', () => {
-    const env = { LEADCTL_BASE_URL: 'http://127.0.0.1:1234/', LEADCTL_CLIENT_ID: 'id', LEADCTL_CLIENT_SECRET: 'secret' };
+    const env = {
+      LEADCTL_BASE_URL: 'http://127.0.0.1:1234/',
+      LEADCTL_CLIENT_ID: 'id',
+      LEADCTL_CLIENT_SECRET: 'secret',
+    };
     const r = resolveCredentials({}, env, { profiles: {} });
     expect(r.profile).toEqual({ value: 'default', source: 'default' });
     expect(r.baseUrl.value).toBe('http://127.0.0.1:1234');
@@ -52,7 +65,10 @@ describe('resolveCredentials', () => {
   });
 
   it('defaults a new profile to the production URL', () => {
-    expect(resolveCredentials({}, {}, { profiles: {} }).baseUrl).toEqual({ value: 'https://api.decisioncloud.me', source: 'default' });
+    expect(resolveCredentials({}, {}, { profiles: {} }).baseUrl).toEqual({
+      value: 'https://api.decisioncloud.me',
+      source: 'default',
+    });
   });
 
   it('treats empty environment variables as unset', () => {
@@ -71,7 +87,11 @@ describe('resolveCredentials', () => {
   });
 
   it('requires a named profile to exist unless the environment provides credentials', () => {
-    expect(() => requireUsableCredentials(resolveCredentials({ profile: 'nope' }, {}, data))).toThrow(/no profile named "nope"/);
-    expect(() => requireUsableCredentials(resolveCredentials({ profile: 'nope' }, { LEADCTL_CLIENT_ID: 'x' }, data))).not.toThrow();
+    expect(() => requireUsableCredentials(resolveCredentials({ profile: 'nope' }, {}, data))).toThrow(
+      /no profile named "nope"/,
+    );
+    expect(() =>
+      requireUsableCredentials(resolveCredentials({ profile: 'nope' }, { LEADCTL_CLIENT_ID: 'x' }, data)),
+    ).not.toThrow();
   });
 });

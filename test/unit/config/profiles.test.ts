@@ -1,5 +1,16 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync, readdirSync, utimesSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  existsSync,
+  readdirSync,
+  utimesSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,7 +60,13 @@ describe('ProfileStore', () => {
     chmodSync(join(dir, 'config.json'), 0o644);
     const store = await openProfileStore(dir);
     expect(store.profile('a')).toEqual({ base_url: 'https://a' });
-    store.saveToken('a', { access_token: 't', expires_at: 'e', obtained_at: 'o', client_id: 'c', base_url: 'https://a' });
+    store.saveToken('a', {
+      access_token: 't',
+      expires_at: 'e',
+      obtained_at: 'o',
+      client_id: 'c',
+      base_url: 'https://a',
+    });
     expect(mode(store.path)).toBe(0o600);
     expect(mode(dir)).toBe(0o700);
   });
@@ -68,7 +85,9 @@ describe('ProfileStore', () => {
   it('waits for a held lock, gives up with a message, and takes over a stale one', async () => {
     const { withFileLock } = await import('../../../src/config/lock.js');
     const lock = join(tempDir(), 'config.json.lock');
-    expect(() => withFileLock(lock, () => withFileLock(lock, () => 1, 100))).toThrow(/locked by another leadctl process/);
+    expect(() => withFileLock(lock, () => withFileLock(lock, () => 1, 100))).toThrow(
+      /locked by another leadctl process/,
+    );
     expect(existsSync(lock)).toBe(false);
     writeFileSync(lock, '99999\n');
     const old = new Date(Date.now() - 60_000);
@@ -79,7 +98,12 @@ describe('ProfileStore', () => {
 
   it('forgets secrets and tokens but keeps the rest; removes profiles', async () => {
     const store = await openProfileStore(join(tempDir(), 'leadctl'));
-    store.saveProfile('p', { base_url: 'https://h', client_id: 'id', client_secret: 's', token: { access_token: 't', expires_at: 'e', obtained_at: 'o', client_id: 'id', base_url: 'https://h' } });
+    store.saveProfile('p', {
+      base_url: 'https://h',
+      client_id: 'id',
+      client_secret: 's',
+      token: { access_token: 't', expires_at: 'e', obtained_at: 'o', client_id: 'id', base_url: 'https://h' },
+    });
     store.saveProfile('q', { base_url: 'https://q' });
     expect(store.forgetSecrets('p')).toBe(true);
     expect(store.profile('p')).toEqual({ base_url: 'https://h', client_id: 'id' });
@@ -114,7 +138,9 @@ describe('ProfileStore', () => {
     `;
     const run = (w: number) =>
       new Promise<number | null>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--input-type=module', '-e', script, String(w)], { stdio: ['ignore', 'ignore', 'pipe'] });
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script, String(w)], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
         let err = '';
         child.stderr.on('data', (d) => (err += d));
         child.on('error', reject);

@@ -1,6 +1,11 @@
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { dryRunBulkExitCode, dryRunCsvWriter, runDryRunBulk, type DryRunRowResult } from '../../../src/jobs/dry-run-bulk.js';
+import {
+  dryRunBulkExitCode,
+  dryRunCsvWriter,
+  runDryRunBulk,
+  type DryRunRowResult,
+} from '../../../src/jobs/dry-run-bulk.js';
 import { openDryRunFile } from '../../../src/ingest/dry-run/input.js';
 import { ServiceError, ValidationError } from '../../../src/errors.js';
 
@@ -32,7 +37,11 @@ function fakeApi() {
 describe('runDryRunBulk', () => {
   it('checks valid rows, keeps invalid ones, and writes every row in order with pass and reason', async () => {
     const api = fakeApi();
-    const file = await openDryRunFile('-', { stdin: Readable.from([Buffer.from(CSV)]), cwd: '.' }, { lookbacks: { underwriting_cost_lookback_window: 5 } });
+    const file = await openDryRunFile(
+      '-',
+      { stdin: Readable.from([Buffer.from(CSV)]), cwd: '.' },
+      { lookbacks: { underwriting_cost_lookback_window: 5 } },
+    );
     const out = new PassThrough();
     let text = '';
     out.on('data', (c) => (text += String(c)));
@@ -43,9 +52,22 @@ describe('runDryRunBulk', () => {
       await writer.write(r);
     });
     await writer.end();
-    expect(summary).toEqual({ rows: 6, passed: 1, failed: 2, invalid: 2, errors: 1, reasons: { previously_purchased: 1, underwriting_cost: 1 }, accounting: { balanced: true } });
+    expect(summary).toEqual({
+      rows: 6,
+      passed: 1,
+      failed: 2,
+      invalid: 2,
+      errors: 1,
+      reasons: { previously_purchased: 1, underwriting_cost: 1 },
+      accounting: { balanced: true },
+    });
     expect(results.map((r) => [r.row, r.status])).toEqual([
-      [2, 'failed'], [3, 'passed'], [4, 'failed'], [5, 'invalid'], [6, 'error'], [7, 'invalid'],
+      [2, 'failed'],
+      [3, 'passed'],
+      [4, 'failed'],
+      [5, 'invalid'],
+      [6, 'error'],
+      [7, 'invalid'],
     ]);
     const lines = text.trim().split('\n');
     expect(lines[0]).toBe('name,ssn,email,pass,reason');

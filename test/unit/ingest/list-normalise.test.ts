@@ -87,7 +87,10 @@ describe('ZIP codes', () => {
   });
 
   it('does not repair what is not ZIP+4', () => {
-    expect(check('ZIP Codes', '1234-56789')).toEqual({ value: '1234-56789', reason: 'ZIP code must be exactly 5 digits' });
+    expect(check('ZIP Codes', '1234-56789')).toEqual({
+      value: '1234-56789',
+      reason: 'ZIP code must be exactly 5 digits',
+    });
     expect(check('ZIP Codes', '2134').reason).not.toBeNull();
     expect(spreadsheetHint('ZIP Codes', '2134')).toMatch(/leading zeros/);
     expect(check('ZIP Codes', 'ABCDE').reason).not.toBeNull();
@@ -138,7 +141,10 @@ describe('bank routing numbers (ABA checksum)', () => {
 describe('email addresses', () => {
   it('trims and lower-cases', () => {
     expect(normaliseEmail('  Jane.Doe@Example.COM ')).toBe('jane.doe@example.com');
-    expect(check('Email Addresses', 'John_Smith+Promo@Mail.Example.org')).toEqual({ value: 'john_smith+promo@mail.example.org', reason: null });
+    expect(check('Email Addresses', 'John_Smith+Promo@Mail.Example.org')).toEqual({
+      value: 'john_smith+promo@mail.example.org',
+      reason: null,
+    });
   });
 
   it('refuses what is not an address', () => {
@@ -185,6 +191,7 @@ describe('header matching', () => {
   });
 
   it('accepts the service type name itself as a header, for every type', () => {
-    for (const type of LIST_TYPES) expect(headerMatcher(type)(type.toLowerCase().replace(/[^a-z0-9]/g, ''))).toBe('exact');
+    for (const type of LIST_TYPES)
+      expect(headerMatcher(type)(type.toLowerCase().replace(/[^a-z0-9]/g, ''))).toBe('exact');
   });
 });

@@ -119,7 +119,13 @@ describe('plain one-value-per-line files', () => {
   });
 
   it('hands the rest of the file to the CSV parser at the first quoted line, keeping row numbers', async () => {
-    const lines = ['ssn', ...Array.from({ length: 20 }, (_, i) => String(100000000 + i)), '"123-45-6789"', '234567890', '"Smith, Jr"'];
+    const lines = [
+      'ssn',
+      ...Array.from({ length: 20 }, (_, i) => String(100000000 + i)),
+      '"123-45-6789"',
+      '234567890',
+      '"Smith, Jr"',
+    ];
     const { reader, rows: r } = await read(lines.join('\n') + '\n', { chunk: 16 });
     expect(reader.format).toBe('csv');
     expect(reader.csvFromRow).toBe(22);
@@ -193,10 +199,14 @@ describe('CSV files', () => {
     const none = await rejection(open('a,b\n1,2\n'));
     expect(none).toBeInstanceOf(UsageError);
     expect(none.message).toMatch(/has 2 columns .* none is named for the list's type; choose one with --column/);
-    const several = await rejection(open('home_phone,cell_phone\n3125550142,3125550143\n', { type: 'Telephone Numbers' }));
+    const several = await rejection(
+      open('home_phone,cell_phone\n3125550142,3125550143\n', { type: 'Telephone Numbers' }),
+    );
     expect(several.message).toContain('several columns could hold the values');
     // An exact label wins over looser ones.
-    expect((await open('phone,cell_phone\n3125550142,3125550143\n', { type: 'Telephone Numbers' })).column?.index).toBe(0);
+    expect((await open('phone,cell_phone\n3125550142,3125550143\n', { type: 'Telephone Numbers' })).column?.index).toBe(
+      0,
+    );
   });
 
   it('reads a headerless multi-column file by column number', async () => {
@@ -234,11 +244,15 @@ describe('CSV files', () => {
     const reader = await open('id,ssn\n1,123456789\n2,"234567890\n3,345678901\n');
     const err = await rejection(rows(reader));
     expect(err).toBeInstanceOf(InputError);
-    expect(err.message).toBe('stdin, row 3, column 2: is not valid CSV: a quoted value starts here and its closing quote is missing');
+    expect(err.message).toBe(
+      'stdin, row 3, column 2: is not valid CSV: a quoted value starts here and its closing quote is missing',
+    );
   });
 
-  it('accepts a spreadsheet\'s quoted header and BOM-free CRLF text', async () => {
-    const { reader, rows: r } = await read('"Email Address","Name"\r\n"Jane@Example.com","Jane"\r\n', { type: 'Email Addresses' });
+  it("accepts a spreadsheet's quoted header and BOM-free CRLF text", async () => {
+    const { reader, rows: r } = await read('"Email Address","Name"\r\n"Jane@Example.com","Jane"\r\n', {
+      type: 'Email Addresses',
+    });
     expect(reader.column?.index).toBe(0);
     expect(r).toEqual([[2, 'Jane@Example.com']]);
   });
@@ -266,7 +280,9 @@ describe('JSON arrays', () => {
   });
 
   it('refuses malformed JSON with the item it happened at', async () => {
-    expect((await rejection(read('["a", "b" "c"]'))).message).toBe('stdin, row 2: expected "," or "]" after item 2, found """');
+    expect((await rejection(read('["a", "b" "c"]'))).message).toBe(
+      'stdin, row 2: expected "," or "]" after item 2, found """',
+    );
     expect((await rejection(read('["a",]'))).message).toContain('a "," after item 1 is followed by "]"');
     expect((await rejection(read('["a", "b"'))).message).toContain('ends after item 2 without the closing "]"');
     expect((await rejection(read('["a", "b'))).message).toContain('item 2: a string is never closed');

@@ -18,7 +18,13 @@ async function stage(inputs: BatchInput[]) {
   const staging = new Staging();
   open.push(staging);
   const problems: RowProblem[] = [];
-  const staged = await stageExport({ inputs, mapping, problems: (p) => problems.push(p), io: { stdin: process.stdin, cwd: dir }, staging });
+  const staged = await stageExport({
+    inputs,
+    mapping,
+    problems: (p) => problems.push(p),
+    io: { stdin: process.stdin, cwd: dir },
+    staging,
+  });
   const groups = [...staged.groups()];
   return { staged, groups, problems, sources: staging.sources };
 }
@@ -45,14 +51,28 @@ describe('the LMS fixture export', () => {
   it('reads the separate loans and payments files', async () => {
     const { staged, groups, problems, sources } = await stage(SEPARATE);
     expect(staged.rowsRead).toBe(14 + 24);
-    expect(groups.map((g) => g.customerId)).toEqual(['100101', '100102', '100103', '100104', '100105', '100106', '100107', '100108', '100109', '100110', '100111']);
+    expect(groups.map((g) => g.customerId)).toEqual([
+      '100101',
+      '100102',
+      '100103',
+      '100104',
+      '100105',
+      '100106',
+      '100107',
+      '100108',
+      '100109',
+      '100110',
+      '100111',
+    ]);
     expect(problems.map((p) => [sources[p.src], p.row, p.field ?? p.reason])).toEqual([
       ['loans.csv', 9, 'customer_id'],
       ['payments.csv', 25, 'has 14 columns; the header has 15'],
     ]);
     const orphan = groups.find((g) => g.customerId === '100111')!;
     expect(orphan.loans).toEqual([]);
-    expect(orphan.orphans.map((o) => [o.loanId, o.payments.map((p) => p.paymentId)])).toEqual([['LN-9999', ['T-5090']]]);
+    expect(orphan.orphans.map((o) => [o.loanId, o.payments.map((p) => p.paymentId)])).toEqual([
+      ['LN-9999', ['T-5090']],
+    ]);
     const duplicates = groups.flatMap((g) => g.duplicates).map((d) => [d.level, sources[d.src], d.row, d.winner.row]);
     expect(duplicates).toEqual([
       ['loan', 'loans.csv', 2, 4],
@@ -84,12 +104,27 @@ describe('the LMS fixture export', () => {
 
   it('converts money, codes and Chicago times across both DST changes', async () => {
     const all = content((await stage(DENORMALISED)).groups);
-    expect(all['100101/LN-1001/T-5001']).toMatchObject({ payment_at: '2026-03-08T07:59:00Z', payment_type: 'First Payment', payment_amount: 15000 });
+    expect(all['100101/LN-1001/T-5001']).toMatchObject({
+      payment_at: '2026-03-08T07:59:00Z',
+      payment_type: 'First Payment',
+      payment_amount: 15000,
+    });
     expect(all['100101/LN-1001/T-5002']).toMatchObject({ payment_at: '2026-03-08T08:01:00Z' });
     expect(all['100102/LN-1002/T-5003']).toMatchObject({ payment_at: '2026-11-01T06:30:00Z' });
     expect(all['100102/LN-1002/T-5004']).toMatchObject({ payment_at: '2026-11-01T08:30:00Z' });
-    expect(all['100102/LN-1002/T-5005']).toMatchObject({ payment_at: '2026-11-21T00:05:00Z', payment_amount: 100000, fees: 2450, payment_type: 'Payoff', payment_mode: 'Western Union' });
-    expect(all['100102/LN-1002']).toMatchObject({ loan_status: 'Paid In Full', loan_amount: 125000, applied_at: '2026-10-15T23:05:00Z', first_payment_date: '2026-11-01' });
+    expect(all['100102/LN-1002/T-5005']).toMatchObject({
+      payment_at: '2026-11-21T00:05:00Z',
+      payment_amount: 100000,
+      fees: 2450,
+      payment_type: 'Payoff',
+      payment_mode: 'Western Union',
+    });
+    expect(all['100102/LN-1002']).toMatchObject({
+      loan_status: 'Paid In Full',
+      loan_amount: 125000,
+      applied_at: '2026-10-15T23:05:00Z',
+      first_payment_date: '2026-11-01',
+    });
     expect(all['100110/LN-1012/T-5021']).toMatchObject({ payment_amount: -2500, principal: -2500 });
     expect(all['100109/LN-1011/T-5019']).toMatchObject({ payment_amount: 5500 });
   });

@@ -28,7 +28,13 @@ async function stage(inputs: BatchInput[], mapping: Mapping, cwd = work) {
   const staging = new Staging();
   open.push(staging);
   const problems: RowProblem[] = [];
-  const staged = await stageExport({ inputs, mapping, problems: (p) => problems.push(p), io: { stdin: process.stdin, cwd }, staging });
+  const staged = await stageExport({
+    inputs,
+    mapping,
+    problems: (p) => problems.push(p),
+    io: { stdin: process.stdin, cwd },
+    staging,
+  });
   return { staged, problems, sources: staging.sources };
 }
 
@@ -48,7 +54,13 @@ describe('row order', () => {
     expect(shuffledRows).not.toEqual(sortedRows);
     const a = await bodies([{ path: 'sorted/export.csv', role: 'auto' }], mapping);
     const b = await bodies([{ path: 'shuffled/export.csv', role: 'auto' }], mapping);
-    const c = await bodies([{ path: 'shuffled/loans.csv', role: 'loans' }, { path: 'shuffled/payments.csv', role: 'payments' }], mapping);
+    const c = await bodies(
+      [
+        { path: 'shuffled/loans.csv', role: 'loans' },
+        { path: 'shuffled/payments.csv', role: 'payments' },
+      ],
+      mapping,
+    );
     expect(a).toHaveLength(300);
     expect(a.every((x) => x !== null)).toBe(true);
     expect(b).toEqual(a);
@@ -68,7 +80,12 @@ describe('streaming a sorted file', () => {
   async function streamed(path: string, mapping: Mapping, cwd = work) {
     const problems: RowProblem[] = [];
     const groups: CustomerGroup[] = [];
-    for await (const g of streamGroups(await openInput(path, { stdin: process.stdin, cwd }), { mapping, src: 0, problems: (p) => problems.push(p) })) groups.push(g);
+    for await (const g of streamGroups(await openInput(path, { stdin: process.stdin, cwd }), {
+      mapping,
+      src: 0,
+      problems: (p) => problems.push(p),
+    }))
+      groups.push(g);
     return { groups, problems };
   }
 
@@ -113,11 +130,23 @@ describe('batch-shape JSON and NDJSON', () => {
   it('reads {customers: [...]}; a repeated customer is its last occurrence', async () => {
     writeFileSync(
       join(work, 'batch.json'),
-      JSON.stringify({ customers: [{ customer_id: 'B', loans: [loan('L1')] }, { customer_id: 'A', loans: [loan('L2')] }, { customer_id: 'B', loans: [loan('L3')] }] }),
+      JSON.stringify({
+        customers: [
+          { customer_id: 'B', loans: [loan('L1')] },
+          { customer_id: 'A', loans: [loan('L2')] },
+          { customer_id: 'B', loans: [loan('L3')] },
+        ],
+      }),
     );
     const { staged } = await stage([{ path: 'batch.json', role: 'auto' }], IDENTITY_MAPPING);
     const groups = [...staged.groups()];
-    expect(groups.map((g) => [g.customerId, g.loans.map((l) => l.loanId), g.duplicates.map((d) => [d.level, d.row, d.winner.row])])).toEqual([
+    expect(
+      groups.map((g) => [
+        g.customerId,
+        g.loans.map((l) => l.loanId),
+        g.duplicates.map((d) => [d.level, d.row, d.winner.row]),
+      ]),
+    ).toEqual([
       ['A', ['L2'], []],
       ['B', ['L3'], [['customer', 1, 3]]],
     ]);
@@ -126,7 +155,10 @@ describe('batch-shape JSON and NDJSON', () => {
 
   it('reports unknown keys, bad values and broken NDJSON lines per record', async () => {
     const lines = [
-      JSON.stringify({ customer_id: 'C1', loans: [loan('L1', { colour: 'red' }), loan('L2', { loan_amount: '12.50' })] }),
+      JSON.stringify({
+        customer_id: 'C1',
+        loans: [loan('L1', { colour: 'red' }), loan('L2', { loan_amount: '12.50' })],
+      }),
       '{not json',
       JSON.stringify({ customer_id: 'C2', loans: [loan('L3')] }),
     ];

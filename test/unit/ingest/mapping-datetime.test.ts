@@ -1,6 +1,12 @@
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { checkFormat, compileDateParser, compileDateTimeParser, resolveZone, ZoneConverter } from '../../../src/ingest/mapping/datetime.js';
+import {
+  checkFormat,
+  compileDateParser,
+  compileDateTimeParser,
+  resolveZone,
+  ZoneConverter,
+} from '../../../src/ingest/mapping/datetime.js';
 
 const chicago = resolveZone('America/Chicago')!;
 const parse = (formats: string[], text: string, zone = chicago) => compileDateTimeParser(formats, zone)(text);
@@ -50,7 +56,10 @@ describe('datetimes in a local zone → UTC', () => {
   });
   it('hands formats it does not compile to luxon (month names, offsets)', () => {
     expect(parse(['dd MMM yyyy HH:mm'], '20 Nov 2026 18:05')).toEqual({ ok: true, value: '2026-11-21T00:05:00Z' });
-    expect(parse(['yyyy-MM-dd HH:mm ZZ'], '2026-11-20 18:05 -05:00')).toEqual({ ok: true, value: '2026-11-20T23:05:00Z' });
+    expect(parse(['yyyy-MM-dd HH:mm ZZ'], '2026-11-20 18:05 -05:00')).toEqual({
+      ok: true,
+      value: '2026-11-20T23:05:00Z',
+    });
   });
 });
 
@@ -80,7 +89,14 @@ function reference(zone: string, y: number, mo: number, d: number, h: number, mi
   for (let offset = -14 * 60; offset <= 14 * 60; offset += 15) {
     const instant = base - offset * 60_000;
     const local = DateTime.fromMillis(instant, { zone });
-    if (local.year === wall.year && local.month === wall.month && local.day === wall.day && local.hour === wall.hour && local.minute === wall.minute) candidates.push(instant);
+    if (
+      local.year === wall.year &&
+      local.month === wall.month &&
+      local.day === wall.day &&
+      local.hour === wall.hour &&
+      local.minute === wall.minute
+    )
+      candidates.push(instant);
   }
   if (candidates.length) return new Date(Math.min(...candidates)).toISOString().slice(0, 19) + 'Z';
   const before = DateTime.fromMillis(base - 40 * 3_600_000, { zone }).offset;
@@ -90,19 +106,41 @@ function reference(zone: string, y: number, mo: number, d: number, h: number, mi
 describe('the fast path agrees with luxon', () => {
   it('on generated times in several zones, DST days included', () => {
     let seed = 12345;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const zones = ['America/Chicago', 'America/New_York', 'Europe/London', 'Australia/Lord_Howe', 'Asia/Kolkata', 'America/Santiago', 'UTC'];
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const zones = [
+      'America/Chicago',
+      'America/New_York',
+      'Europe/London',
+      'Australia/Lord_Howe',
+      'Asia/Kolkata',
+      'America/Santiago',
+      'UTC',
+    ];
     for (const zoneName of zones) {
       const zone = resolveZone(zoneName)!;
       const parser = compileDateTimeParser(['M/d/yyyy h:mm a'], zone);
       const days: Date[] = [];
-      for (let i = 0; i < 25; i++) days.push(new Date(Date.UTC(2024 + Math.floor(random() * 4), Math.floor(random() * 12), 1 + Math.floor(random() * 28))));
+      for (let i = 0; i < 25; i++)
+        days.push(
+          new Date(Date.UTC(2024 + Math.floor(random() * 4), Math.floor(random() * 12), 1 + Math.floor(random() * 28))),
+        );
       // Transition days of each year: every day whose offset differs from the day before.
       for (let year = 2025; year <= 2026; year++) {
         let previous = DateTime.fromObject({ year, month: 1, day: 1 }, { zone: zoneName }).offset;
-        for (let day = DateTime.fromObject({ year, month: 1, day: 2 }, { zone: 'UTC' }); day.year === year; day = day.plus({ days: 1 })) {
-          const offset = DateTime.fromObject({ year: day.year, month: day.month, day: day.day, hour: 12 }, { zone: zoneName }).offset;
-          if (offset !== previous) days.push(new Date(Date.UTC(day.year, day.month - 1, day.day)), new Date(Date.UTC(day.year, day.month - 1, day.day - 1)));
+        for (
+          let day = DateTime.fromObject({ year, month: 1, day: 2 }, { zone: 'UTC' });
+          day.year === year;
+          day = day.plus({ days: 1 })
+        ) {
+          const offset = DateTime.fromObject(
+            { year: day.year, month: day.month, day: day.day, hour: 12 },
+            { zone: zoneName },
+          ).offset;
+          if (offset !== previous)
+            days.push(
+              new Date(Date.UTC(day.year, day.month - 1, day.day)),
+              new Date(Date.UTC(day.year, day.month - 1, day.day - 1)),
+            );
           previous = offset;
         }
       }
@@ -115,7 +153,10 @@ describe('the fast path agrees with luxon', () => {
           const m = minute % 60;
           const text = `${day.getUTCMonth() + 1}/${day.getUTCDate()}/${day.getUTCFullYear()} ${h % 12 === 0 ? 12 : h % 12}:${String(m).padStart(2, '0')} ${h < 12 ? 'AM' : 'PM'}`;
           const ours = parser(text);
-          expect(ours, `${zoneName} ${text}`).toEqual({ ok: true, value: reference(zoneName, day.getUTCFullYear(), day.getUTCMonth() + 1, day.getUTCDate(), h, m) });
+          expect(ours, `${zoneName} ${text}`).toEqual({
+            ok: true,
+            value: reference(zoneName, day.getUTCFullYear(), day.getUTCMonth() + 1, day.getUTCDate(), h, m),
+          });
           // The wall-clock reading is luxon's own.
           const luxon = DateTime.fromFormat(text, 'M/d/yyyy h:mm a', { zone: 'UTC' });
           expect(luxon.isValid).toBe(true);
@@ -136,7 +177,11 @@ describe('the fast path agrees with luxon', () => {
     for (const [format, text] of cases) {
       const luxon = DateTime.fromFormat(text, format, { zone: 'UTC' });
       const ours = compileDateTimeParser([format], resolveZone('UTC')!)(text);
-      if (luxon.isValid) expect(ours, `${format} ${text}`).toEqual({ ok: true, value: luxon.toISO({ suppressMilliseconds: true })!.replace('.000', '') });
+      if (luxon.isValid)
+        expect(ours, `${format} ${text}`).toEqual({
+          ok: true,
+          value: luxon.toISO({ suppressMilliseconds: true })!.replace('.000', ''),
+        });
       else expect(ours.ok, `${format} ${text}`).toBe(false);
     }
   });
@@ -145,7 +190,7 @@ describe('the fast path agrees with luxon', () => {
 describe('the character scanner agrees with luxon', () => {
   it('on near-misses of common formats (UTC, so only the reading is compared)', () => {
     let seed = 777;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const cases: [string, string][] = [
       ['M/d/yyyy h:mm a', '11/20/2026 6:05 PM'],
       ['MM/dd/yyyy h:mm a', '02/29/2024 12:00 am'],
@@ -165,7 +210,12 @@ describe('the character scanner agrees with luxon', () => {
         const at = Math.floor(random() * (text.length + 1));
         const c = alphabet[Math.floor(random() * alphabet.length)]!;
         const roll = random();
-        text = roll < 0.5 ? text.slice(0, at) + c + text.slice(at + 1) : roll < 0.75 ? text.slice(0, at) + c + text.slice(at) : text.slice(0, at) + text.slice(at + 1);
+        text =
+          roll < 0.5
+            ? text.slice(0, at) + c + text.slice(at + 1)
+            : roll < 0.75
+              ? text.slice(0, at) + c + text.slice(at)
+              : text.slice(0, at) + text.slice(at + 1);
       }
       const luxon = DateTime.fromFormat(text, format, { zone: 'UTC' });
       const ours = compileDateTimeParser([format], resolveZone('UTC')!)(text);
@@ -174,7 +224,10 @@ describe('the character scanner agrees with luxon', () => {
         expect(ours, `${format} ${text}`).toEqual({ ok: false, reason: `"${text}" is outside the years 1000–9999` });
       } else if (luxon.isValid) {
         valid++;
-        expect(ours, `${format} ${text}`).toEqual({ ok: true, value: luxon.toISO({ suppressMilliseconds: true })!.replace('.000', '') });
+        expect(ours, `${format} ${text}`).toEqual({
+          ok: true,
+          value: luxon.toISO({ suppressMilliseconds: true })!.replace('.000', ''),
+        });
       } else {
         expect(ours.ok, `${format} ${text}`).toBe(false);
       }
@@ -185,7 +238,10 @@ describe('the character scanner agrees with luxon', () => {
 
 describe('ZoneConverter', () => {
   it('is right for every minute of the transition days in Chicago and New York, in any order', () => {
-    const days: [number, number, number][] = [[2026, 3, 8], [2026, 11, 1]];
+    const days: [number, number, number][] = [
+      [2026, 3, 8],
+      [2026, 11, 1],
+    ];
     for (const zoneName of ['America/Chicago', 'America/New_York']) {
       // Fresh converters, so the per-hour cache is filled by whichever minute comes first.
       const forwards = new ZoneConverter(resolveZone(zoneName)!);
@@ -195,7 +251,10 @@ describe('ZoneConverter', () => {
         const minutes = Array.from({ length: 4 * 60 }, (_, i) => i);
         for (let m = 4 * 60; m < 24 * 60; m += 17) minutes.push(m);
         const expected = new Map(minutes.map((m) => [m, reference(zoneName, y, mo, d, Math.floor(m / 60), m % 60)]));
-        for (const [converter, order] of [[forwards, minutes], [backwards, [...minutes].reverse()]] as const) {
+        for (const [converter, order] of [
+          [forwards, minutes],
+          [backwards, [...minutes].reverse()],
+        ] as const) {
           for (const minute of order) {
             const h = Math.floor(minute / 60);
             const mi = minute % 60;

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { enumMatcher, parseBoolean, parseMoney, parseMoneyGeneral, parseWholeNumber } from '../../../src/ingest/mapping/values.js';
+import {
+  enumMatcher,
+  parseBoolean,
+  parseMoney,
+  parseMoneyGeneral,
+  parseWholeNumber,
+} from '../../../src/ingest/mapping/values.js';
 
 describe('parseMoney in dollars', () => {
   it.each([
@@ -47,8 +53,12 @@ describe('parseMoney in cents', () => {
 });
 
 describe('parseBoolean', () => {
-  it.each(['Y', 'yes', 'TRUE', '1', 't'])('%s is true', (t) => expect(parseBoolean(t)).toEqual({ ok: true, value: true }));
-  it.each(['n', 'No', 'false', '0', 'F'])('%s is false', (t) => expect(parseBoolean(t)).toEqual({ ok: true, value: false }));
+  it.each(['Y', 'yes', 'TRUE', '1', 't'])('%s is true', (t) =>
+    expect(parseBoolean(t)).toEqual({ ok: true, value: true }),
+  );
+  it.each(['n', 'No', 'false', '0', 'F'])('%s is false', (t) =>
+    expect(parseBoolean(t)).toEqual({ ok: true, value: false }),
+  );
   it('refuses anything else', () => expect(parseBoolean('maybe').ok).toBe(false));
 });
 
@@ -77,8 +87,28 @@ describe('enumMatcher', () => {
 describe('the fast dollar reader', () => {
   it('agrees with the general reader on generated amounts, well and badly formed', () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const pieces = ['$', '(', ')', '-', ',', '.', ' ', '0', '1', '2', '5', '9', '00', '123', ',000', '.5', '.05', '.005', 'x'];
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const pieces = [
+      '$',
+      '(',
+      ')',
+      '-',
+      ',',
+      '.',
+      ' ',
+      '0',
+      '1',
+      '2',
+      '5',
+      '9',
+      '00',
+      '123',
+      ',000',
+      '.5',
+      '.05',
+      '.005',
+      'x',
+    ];
     const texts: string[] = [];
     for (let i = 0; i < 20000; i++) {
       let t = '';

@@ -3,9 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { InputError } from '../../../src/errors.js';
 import { compileLevel, IDENTITY_MAPPING, parseMapping, type FieldError } from '../../../src/ingest/mapping/mapping.js';
 
-const fixtureMapping = () => parseMapping(JSON.parse(readFileSync(new URL('../../../fixtures/lms/mapping.json', import.meta.url), 'utf8')), 'mapping.json');
+const fixtureMapping = () =>
+  parseMapping(
+    JSON.parse(readFileSync(new URL('../../../fixtures/lms/mapping.json', import.meta.url), 'utf8')),
+    'mapping.json',
+  );
 
-function read(mapping: ReturnType<typeof parseMapping>, level: 'customer' | 'loan' | 'payment', header: string[], cells: string[]) {
+function read(
+  mapping: ReturnType<typeof parseMapping>,
+  level: 'customer' | 'loan' | 'payment',
+  header: string[],
+  cells: string[],
+) {
   const { reader, missingColumns } = compileLevel(mapping, level, header, { strictColumns: true });
   const out: Record<string, unknown> = {};
   const errors: FieldError[] = [];
@@ -15,8 +24,38 @@ function read(mapping: ReturnType<typeof parseMapping>, level: 'customer' | 'loa
 
 describe('the fixture mapping', () => {
   it('turns an LMS loan row into API fields', () => {
-    const header = ['Cust No', 'Loan No', 'Lead ID', 'Lead Loan', 'App Type', 'Product', 'Loan Status', 'Principal', 'Funded Amt', 'First Due', 'Applied', 'E-Signed', 'Withdrawn', 'Originated'];
-    const cells = ['100102', 'LN-1002', '500102', 'Y', 'r', 'INST', 'pif', '$1,250.00', '$1,200.00', '11/1/2026', '10/15/2026 6:05 PM', '', '', '10/16/2026 8:00 AM'];
+    const header = [
+      'Cust No',
+      'Loan No',
+      'Lead ID',
+      'Lead Loan',
+      'App Type',
+      'Product',
+      'Loan Status',
+      'Principal',
+      'Funded Amt',
+      'First Due',
+      'Applied',
+      'E-Signed',
+      'Withdrawn',
+      'Originated',
+    ];
+    const cells = [
+      '100102',
+      'LN-1002',
+      '500102',
+      'Y',
+      'r',
+      'INST',
+      'pif',
+      '$1,250.00',
+      '$1,200.00',
+      '11/1/2026',
+      '10/15/2026 6:05 PM',
+      '',
+      '',
+      '10/16/2026 8:00 AM',
+    ];
     const { out, errors, missingColumns } = read(fixtureMapping(), 'loan', header, cells);
     expect(missingColumns).toEqual([]);
     expect(errors).toEqual([]);
@@ -37,14 +76,34 @@ describe('the fixture mapping', () => {
   });
 
   it('reports each bad cell with its field and column, and keeps the good ones', () => {
-    const header = ['Trans ID', 'Trans Amt', 'Trans Type', 'Method', 'Trans Status', 'Principal Paid', 'Interest Paid', 'Fees Paid', 'Return Code', 'Returned', 'Fail Code', 'Failed', 'Posted'];
+    const header = [
+      'Trans ID',
+      'Trans Amt',
+      'Trans Type',
+      'Method',
+      'Trans Status',
+      'Principal Paid',
+      'Interest Paid',
+      'Fees Paid',
+      'Return Code',
+      'Returned',
+      'Fail Code',
+      'Failed',
+      'Posted',
+    ];
     const cells = ['T-1', '$1.005', 'PMT', 'MG', 'ZZZ', '$1.00', '$0.00', '$0.00', '', '', '', '', '3/8/2026 3:01 AM'];
     const { out, errors } = read(fixtureMapping(), 'payment', header, cells);
     expect(errors.map((e) => [e.field, e.column])).toEqual([
       ['payment_amount', 'Trans Amt'],
       ['payment_status', 'Trans Status'],
     ]);
-    expect(out).toMatchObject({ payment_id: 'T-1', payment_type: 'Payment', payment_mode: 'Money Gram', principal: 100, payment_at: '2026-03-08T08:01:00Z' });
+    expect(out).toMatchObject({
+      payment_id: 'T-1',
+      payment_type: 'Payment',
+      payment_mode: 'Money Gram',
+      principal: 100,
+      payment_at: '2026-03-08T08:01:00Z',
+    });
     expect(out).not.toHaveProperty('payment_amount');
   });
 
@@ -65,7 +124,9 @@ describe('parseMapping', () => {
     throw new Error('accepted');
   };
   it('names unknown fields, and the section they belong in', () => {
-    expect(refused({ loan: { payment_amount: 'Amt' } })).toMatch(/loan\.payment_amount: not a field of the loan \(it belongs in "payment"\)/);
+    expect(refused({ loan: { payment_amount: 'Amt' } })).toMatch(
+      /loan\.payment_amount: not a field of the loan \(it belongs in "payment"\)/,
+    );
     expect(refused({ loan: { LoanAmount: 'Amt' } })).toMatch(/did you mean "loan_amount"/);
   });
   it('checks zones, formats, constants and value-map targets before any row is read', () => {
@@ -92,16 +153,35 @@ describe('value maps, constants and defaults', () => {
   });
   const header = ['id', 'status', 'lead', 'amount', 'funded'];
   it('maps codes case-insensitively and passes exact API values through', () => {
-    expect(read(mapping, 'loan', header, ['1', 'PIF', 'l', '$5', '500']).out).toMatchObject({ loan_status: 'Paid In Full', is_lead_loan: true, loan_amount: 500, funded_amount: 500, management_system_id: 3 });
-    expect(read(mapping, 'loan', header, ['1', 'late', 'N', '5', '1']).out).toMatchObject({ loan_status: 'Past Due', is_lead_loan: false });
-    expect(read(mapping, 'loan', header, ['1', 'Current', '', '5', '1']).out).toMatchObject({ loan_status: 'Current', is_lead_loan: false });
+    expect(read(mapping, 'loan', header, ['1', 'PIF', 'l', '$5', '500']).out).toMatchObject({
+      loan_status: 'Paid In Full',
+      is_lead_loan: true,
+      loan_amount: 500,
+      funded_amount: 500,
+      management_system_id: 3,
+    });
+    expect(read(mapping, 'loan', header, ['1', 'late', 'N', '5', '1']).out).toMatchObject({
+      loan_status: 'Past Due',
+      is_lead_loan: false,
+    });
+    expect(read(mapping, 'loan', header, ['1', 'Current', '', '5', '1']).out).toMatchObject({
+      loan_status: 'Current',
+      is_lead_loan: false,
+    });
   });
 });
 
 describe('no mapping', () => {
   it('uses columns named as the API fields, in cents and ISO datetimes', () => {
     const header = ['customer_id', 'Loan_ID', 'loan_amount', 'applied_at', 'is_lead_loan', 'notes'];
-    const { out, errors } = read(IDENTITY_MAPPING, 'loan', header, ['C1', 'L1', '125000', '2026-11-20T18:05:00Z', 'true', 'x']);
+    const { out, errors } = read(IDENTITY_MAPPING, 'loan', header, [
+      'C1',
+      'L1',
+      '125000',
+      '2026-11-20T18:05:00Z',
+      'true',
+      'x',
+    ]);
     expect(errors).toEqual([]);
     expect(out).toEqual({ loan_id: 'L1', loan_amount: 125000, applied_at: '2026-11-20T18:05:00Z', is_lead_loan: true });
   });

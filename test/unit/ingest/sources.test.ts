@@ -44,7 +44,10 @@ describe('openInput', () => {
   });
 
   it('strips a UTF-8 byte order mark', async () => {
-    const source = await openInput(file('bom.csv', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('SSN\r\n123\r\n')])), io());
+    const source = await openInput(
+      file('bom.csv', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('SSN\r\n123\r\n')])),
+      io(),
+    );
     expect(await text(source)).toBe('SSN\r\n123\r\n');
   });
 
@@ -55,7 +58,10 @@ describe('openInput', () => {
   });
 
   it('decompresses a gzipped file with a BOM inside', async () => {
-    const source = await openInput(file('bom.csv.gz', gzipSync(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('é\n')]))), io());
+    const source = await openInput(
+      file('bom.csv.gz', gzipSync(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('é\n')]))),
+      io(),
+    );
     expect(await text(source)).toBe('é\n');
   });
 
@@ -124,7 +130,7 @@ describe('openInput', () => {
     expect(end.message).toContain('byte 0xE2 at offset 6 (line 2)');
   });
 
-  it('finds the first invalid UTF-8 sequence by the decoder\'s rules', () => {
+  it("finds the first invalid UTF-8 sequence by the decoder's rules", () => {
     expect(firstInvalidUtf8(Buffer.from('plain ascii\n'), true)).toBe(-1);
     expect(firstInvalidUtf8(Buffer.from('Ñandú €𝄞'), true)).toBe(-1);
     expect(firstInvalidUtf8(Buffer.from([0x41, 0xc0, 0x80]), true)).toBe(1); // overlong

@@ -32,7 +32,15 @@ async function verdicts(file: string, options: { precheck: boolean; recentLoans?
     staging.finish();
     return [...flatGroups(staging)].map((g) => {
       const r = validateGroup(g);
-      return { id: g.customerId, origin: g.origin, json: r.valid?.json ?? null, trace: r.valid?.trace ?? null, rejects: r.rejects, seen: r.seen, duplicates: r.duplicates };
+      return {
+        id: g.customerId,
+        origin: g.origin,
+        json: r.valid?.json ?? null,
+        trace: r.valid?.trace ?? null,
+        rejects: r.rejects,
+        seen: r.seen,
+        duplicates: r.duplicates,
+      };
     });
   } finally {
     staging.close();
@@ -42,7 +50,9 @@ async function verdicts(file: string, options: { precheck: boolean; recentLoans?
 describe('staging a file with a row per payment, in any order', () => {
   it('gives the same verdicts, rows included, whether repeated loan rows are staged in full or as references', async () => {
     await writeExport({ out: join(work, 'gen'), customers: 120, seed: 11, shapes: ['denormalised'] });
-    const [header, ...rows] = readFileSync(join(work, 'gen', 'export.csv'), 'utf8').trimEnd().split('\n');
+    const [header, ...rows] = readFileSync(join(work, 'gen', 'export.csv'), 'utf8')
+      .trimEnd()
+      .split('\n');
     // Every row of one loan carries a bad amount (the loan is refused, naming its last row); one
     // row of another loan, somewhere in the middle, carries another product (its last row wins).
     const loanOf = (line: string) => line.split(',')[1];

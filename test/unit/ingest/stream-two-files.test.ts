@@ -25,7 +25,16 @@ async function staged(loans: string, payments: string) {
   const staging = new Staging();
   const problems: RowProblem[] = [];
   try {
-    const result = await stageExport({ inputs: [{ path: loans, role: 'loans' }, { path: payments, role: 'payments' }], mapping, problems: (p) => problems.push(p), io, staging });
+    const result = await stageExport({
+      inputs: [
+        { path: loans, role: 'loans' },
+        { path: payments, role: 'payments' },
+      ],
+      mapping,
+      problems: (p) => problems.push(p),
+      io,
+      staging,
+    });
     return { groups: [...result.groups()], problems, rows: result.rowsRead };
   } finally {
     staging.close();
@@ -36,7 +45,12 @@ async function streamed(loans: string, payments: string) {
   const mapping = await loadMapping('mapping.json', fixtures);
   const problems: RowProblem[] = [];
   const groups: CustomerGroup[] = [];
-  const stream = streamTwoFiles({ mapping, problems: (p) => problems.push(p), loans: { input: await openInput(loans, io), src: 0 }, payments: { input: await openInput(payments, io), src: 1 } });
+  const stream = streamTwoFiles({
+    mapping,
+    problems: (p) => problems.push(p),
+    loans: { input: await openInput(loans, io), src: 0 },
+    payments: { input: await openInput(payments, io), src: 1 },
+  });
   let next = await stream.next();
   for (; !next.done; next = await stream.next()) groups.push(next.value);
   return { groups, problems, rows: next.value };
@@ -45,8 +59,12 @@ async function streamed(loans: string, payments: string) {
 describe('two sorted files, read side by side', () => {
   it('give exactly the groups the staging gives: duplicates, orphans and problems included', async () => {
     await writeExport({ out: join(work, 'gen'), customers: 300, seed: 21, shapes: ['separate'] });
-    const loans = readFileSync(join(work, 'gen', 'loans.csv'), 'utf8').trimEnd().split('\n');
-    const payments = readFileSync(join(work, 'gen', 'payments.csv'), 'utf8').trimEnd().split('\n');
+    const loans = readFileSync(join(work, 'gen', 'loans.csv'), 'utf8')
+      .trimEnd()
+      .split('\n');
+    const payments = readFileSync(join(work, 'gen', 'payments.csv'), 'utf8')
+      .trimEnd()
+      .split('\n');
     // A loan row repeated (the later wins, the earlier is its duplicate), a loan row without a
     // customer id, a payment repeated three times, a payment of a loan that is not in the loans
     // file, a payment row with a column missing, and a bad amount.

@@ -31,20 +31,26 @@ describe('the one CSV writer', () => {
 
   it('no written cell starts with a formula character unless raw, and the reader reads back what was meant', () => {
     fc.assert(
-      fc.property(fc.array(fc.array(fc.string({ maxLength: 12 }), { minLength: 2, maxLength: 5 }), { minLength: 1, maxLength: 8 }), (rows) => {
-        const text = rows.map((r) => csvLine(r)).join('');
-        const back: string[][] = [];
-        const reader = new TableReader({ delimiter: ',', file: 'w.csv' });
-        reader.write(text, (cells) => back.push(cells));
-        reader.end((cells) => back.push(cells));
-        expect(back).toHaveLength(rows.length);
-        back.forEach((cells, i) =>
-          cells.forEach((cell, j) => {
-            expect(/^[=+\-@\t\r]/.test(cell) && !/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(cell)).toBe(false);
-            expect(cell === rows[i]![j] || cell === `'${rows[i]![j]}`).toBe(true);
-          }),
-        );
-      }),
+      fc.property(
+        fc.array(fc.array(fc.string({ maxLength: 12 }), { minLength: 2, maxLength: 5 }), {
+          minLength: 1,
+          maxLength: 8,
+        }),
+        (rows) => {
+          const text = rows.map((r) => csvLine(r)).join('');
+          const back: string[][] = [];
+          const reader = new TableReader({ delimiter: ',', file: 'w.csv' });
+          reader.write(text, (cells) => back.push(cells));
+          reader.end((cells) => back.push(cells));
+          expect(back).toHaveLength(rows.length);
+          back.forEach((cells, i) =>
+            cells.forEach((cell, j) => {
+              expect(/^[=+\-@\t\r]/.test(cell) && !/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(cell)).toBe(false);
+              expect(cell === rows[i]![j] || cell === `'${rows[i]![j]}`).toBe(true);
+            }),
+          );
+        },
+      ),
       { seed: 4242, numRuns: 300 },
     );
   });
@@ -66,7 +72,9 @@ describe('the one CSV writer', () => {
   it('refuses a directory or a missing folder before anything is written', () => {
     mkdirSync(join(work, 'a-dir'));
     expect(() => checkOutputPath('a-dir', work, '--out')).toThrow(/--out a-dir is a directory; name a file/);
-    expect(() => checkOutputPath('no/such/x.csv', work, '--out')).toThrow(/cannot write --out no\/such\/x\.csv: its folder does not exist/);
+    expect(() => checkOutputPath('no/such/x.csv', work, '--out')).toThrow(
+      /cannot write --out no\/such\/x\.csv: its folder does not exist/,
+    );
     expect(checkOutputPath('fine.csv', work, '--out')).toBe(join(work, 'fine.csv'));
   });
 });

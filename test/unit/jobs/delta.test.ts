@@ -37,9 +37,22 @@ async function exportRows(customers: number, seed = 21): Promise<{ header: strin
   return { header: Object.keys(rows[0]!), rows };
 }
 
-function writeRows(name: string, header: string[], rows: Row[], options: { crlf?: boolean; quoteAll?: boolean } = {}): string {
+function writeRows(
+  name: string,
+  header: string[],
+  rows: Row[],
+  options: { crlf?: boolean; quoteAll?: boolean } = {},
+): string {
   const path = join(work, name);
-  writeFileSync(path, stringify(rows, { header: true, columns: header, record_delimiter: options.crlf ? 'windows' : 'unix', quoted: options.quoteAll === true }));
+  writeFileSync(
+    path,
+    stringify(rows, {
+      header: true,
+      columns: header,
+      record_delimiter: options.crlf ? 'windows' : 'unix',
+      quoted: options.quoteAll === true,
+    }),
+  );
   return path;
 }
 
@@ -54,10 +67,22 @@ function shuffled<T>(list: T[], seed: number): T[] {
   return out;
 }
 
-async function push(env: Record<string, string>, file: string, overrides: Partial<BatchPushRequest> = {}, answers: FakeOptions = {}) {
+async function push(
+  env: Record<string, string>,
+  file: string,
+  overrides: Partial<BatchPushRequest> = {},
+  answers: FakeOptions = {},
+) {
   const { client, bodies } = fakeClient(answers);
   const outcome = await runBatchPush(
-    request({ inputs: [{ path: file, role: 'auto' }], mappingPath: MAPPING, chunkSize: 40, delta: 'changed-only', rejectsPath: join(work, `rejects-${serial++}.csv`), ...overrides }),
+    request({
+      inputs: [{ path: file, role: 'auto' }],
+      mappingPath: MAPPING,
+      chunkSize: 40,
+      delta: 'changed-only',
+      rejectsPath: join(work, `rejects-${serial++}.csv`),
+      ...overrides,
+    }),
     environment(memoryIO({ cwd: work, env }), client),
   );
   const sent = bodies.flatMap((b) => b.customers.map((c) => c.customer_id));
@@ -68,8 +93,18 @@ describe('canonical payloads', () => {
   it('ignore the order of loans and of payments, and see every value', () => {
     const p1 = JSON.stringify({ payment_id: 'p1', amount: 1 });
     const p2 = JSON.stringify({ payment_id: 'p2', amount: 2 });
-    const a: SentPayload = { loans: [{ fields: { loan_id: 'A', amount: 5 }, payments: [p1, p2] }, { fields: { loan_id: 'B' }, payments: [] }] };
-    const b: SentPayload = { loans: [{ fields: { loan_id: 'B' }, payments: [] }, { fields: { loan_id: 'A', amount: 5 }, payments: [p2, p1] }] };
+    const a: SentPayload = {
+      loans: [
+        { fields: { loan_id: 'A', amount: 5 }, payments: [p1, p2] },
+        { fields: { loan_id: 'B' }, payments: [] },
+      ],
+    };
+    const b: SentPayload = {
+      loans: [
+        { fields: { loan_id: 'B' }, payments: [] },
+        { fields: { loan_id: 'A', amount: 5 }, payments: [p2, p1] },
+      ],
+    };
     expect(canonicalPayload('1', a)).toBe(canonicalPayload('1', b));
     expect(canonicalPayload('2', a)).not.toBe(canonicalPayload('1', a));
     const c = structuredClone(a);
@@ -113,16 +148,30 @@ describe('customers batch --changed-only', () => {
     const changedPayment = ids[3]!;
     const newLoan = ids[10]!;
     // A customer with at least two payment rows, so that removing one leaves a loan.
-    const removedPayment = ids.find((id) => id !== changedPayment && id !== newLoan && rows.filter((r) => r['Cust No'] === id).length >= 2)!;
+    const removedPayment = ids.find(
+      (id) => id !== changedPayment && id !== newLoan && rows.filter((r) => r['Cust No'] === id).length >= 2,
+    )!;
     let edited = rows.map((r) => ({ ...r }));
     const payment = edited.find((r) => r['Cust No'] === changedPayment)!;
     payment['Trans Amt'] = '$1,234.56';
     const template = edited.find((r) => r['Cust No'] === newLoan)!;
-    edited.push({ ...template, 'Loan No': `${template['Loan No']}-NEW`, 'Lead Loan': 'N', 'Trans ID': `${template['Trans ID']}-NEW` });
+    edited.push({
+      ...template,
+      'Loan No': `${template['Loan No']}-NEW`,
+      'Lead Loan': 'N',
+      'Trans ID': `${template['Trans ID']}-NEW`,
+    });
     const drop = edited.findIndex((r) => r['Cust No'] === removedPayment);
     edited.splice(drop, 1);
     const donor = edited.filter((r) => r['Cust No'] === ids[50]);
-    edited = edited.concat(donor.map((r) => ({ ...r, 'Cust No': 'NEW-1', 'Trans ID': `${r['Trans ID']}-N1`, 'Loan No': `${r['Loan No']}-N1` })));
+    edited = edited.concat(
+      donor.map((r) => ({
+        ...r,
+        'Cust No': 'NEW-1',
+        'Trans ID': `${r['Trans ID']}-N1`,
+        'Loan No': `${r['Loan No']}-N1`,
+      })),
+    );
 
     const next = await push(env, writeRows('c1.csv', header, shuffled(edited, 3)));
     expect(next.sent.sort()).toEqual([changedPayment, newLoan, removedPayment, 'NEW-1'].sort());
@@ -136,14 +185,21 @@ describe('customers batch --changed-only', () => {
     const file = writeRows('d.csv', header, rows);
     const target = rows[5]!['Cust No']!;
     let refusedIds: string[] = [];
-    const first = await push(env, file, { chunkSize: 25 }, {
-      answer: (n, body) => {
-        if (n === 3) refusedIds = body.customers.map((c) => c.customer_id);
-        if (n === 3) return new ValidationError('the request was refused', {}, { details: { status: 422 } });
-        const i = body.customers.findIndex((c) => c.customer_id === target);
-        return i >= 0 ? { skipped: [{ path: `customers.${i}.loans.0`, id: null, errors: ['lead_id: unknown lead'] }] } : 'ok';
+    const first = await push(
+      env,
+      file,
+      { chunkSize: 25 },
+      {
+        answer: (n, body) => {
+          if (n === 3) refusedIds = body.customers.map((c) => c.customer_id);
+          if (n === 3) return new ValidationError('the request was refused', {}, { details: { status: 422 } });
+          const i = body.customers.findIndex((c) => c.customer_id === target);
+          return i >= 0
+            ? { skipped: [{ path: `customers.${i}.loans.0`, id: null, errors: ['lead_id: unknown lead'] }] }
+            : 'ok';
+        },
       },
-    });
+    );
     expect(first.summary.customers.rejected).toBe(25);
     expect(first.summary.loans.rejected).toBeGreaterThan(25);
     expect(refusedIds).toHaveLength(25);
@@ -160,8 +216,14 @@ describe('customers batch --changed-only', () => {
     const file = writeRows('e.csv', header, rows);
     const { client } = fakeClient();
     // A service that answers `{}`: every customer unconfirmed.
-    const bare = { ...client, send: async (spec: Parameters<typeof client.send>[0]) => ({ ...(await client.send(spec)), body: {} }) } as typeof client;
-    const first = await runBatchPush(request({ inputs: [{ path: file, role: 'auto' }], mappingPath: MAPPING, delta: 'changed-only' }), environment(memoryIO({ cwd: work, env }), bare));
+    const bare = {
+      ...client,
+      send: async (spec: Parameters<typeof client.send>[0]) => ({ ...(await client.send(spec)), body: {} }),
+    } as typeof client;
+    const first = await runBatchPush(
+      request({ inputs: [{ path: file, role: 'auto' }], mappingPath: MAPPING, delta: 'changed-only' }),
+      environment(memoryIO({ cwd: work, env }), bare),
+    );
     expect(first.summary.customers).toMatchObject({ sent: 30, unconfirmed: 30 });
     expect((await push(env, file)).sent).toEqual([]);
   });
@@ -175,7 +237,10 @@ describe('customers batch --changed-only', () => {
     const t0 = Date.parse('2026-10-01T00:00:00Z');
     const run = async (now: number, overrides: Partial<BatchPushRequest>) => {
       const { client, bodies } = fakeClient();
-      const outcome = await runBatchPush(request({ inputs: [{ path: file, role: 'auto' }], mappingPath: MAPPING, ...overrides }), environment(memoryIO({ cwd: work, env, now: at(now) }), client));
+      const outcome = await runBatchPush(
+        request({ inputs: [{ path: file, role: 'auto' }], mappingPath: MAPPING, ...overrides }),
+        environment(memoryIO({ cwd: work, env, now: at(now) }), client),
+      );
       return { summary: outcome.summary, sent: bodies.flatMap((b) => b.customers).length };
     };
     expect((await run(t0, { delta: 'changed-only' })).sent).toBe(20);
@@ -211,23 +276,31 @@ describe('customers batch --changed-only', () => {
     // 150 customers change.
     const ids = [...new Set(rows.map((r) => r['Cust No']!))];
     const changed = new Set(ids.filter((_, i) => i % 2 === 0));
-    const edited = rows.map((r) => (changed.has(r['Cust No']!) ? { ...r, 'Loan Status': r['Loan Status'] === 'PIF' ? 'CUR' : 'PIF' } : r));
+    const edited = rows.map((r) =>
+      changed.has(r['Cust No']!) ? { ...r, 'Loan Status': r['Loan Status'] === 'PIF' ? 'CUR' : 'PIF' } : r,
+    );
     const file = writeRows('h1.csv', header, edited);
-    const down = await push(env, file, { chunkSize: 25, concurrency: 1 }, { answer: (n) => (n >= 2 ? new ServiceError('service unavailable', 503) : 'ok') });
+    const down = await push(
+      env,
+      file,
+      { chunkSize: 25, concurrency: 1 },
+      { answer: (n) => (n >= 2 ? new ServiceError('service unavailable', 503) : 'ok') },
+    );
     expect(down.outcome.exitCode).toBe(5);
     // What was not read to the end when the service went away is counted not sent, changed or not.
     expect(down.summary.customers.accepted).toBe(50);
     expect(down.summary.customers.unchanged + down.summary.customers.not_sent).toBe(250);
 
     // A resume must choose customers the same way.
-    await expect(push(env, file, { chunkSize: 25, resume: true, delta: 'full' })).rejects.toThrow(/resume it the same way/);
+    await expect(push(env, file, { chunkSize: 25, resume: true, delta: 'full' })).rejects.toThrow(
+      /resume it the same way/,
+    );
     const rest = await push(env, file, { chunkSize: 25, resume: true });
     expect(rest.summary.resumed).toBe(true);
     expect(rest.summary.requests).toMatchObject({ total: 6, acknowledged_before: 2, sent: 4 });
     expect(rest.sent).toHaveLength(100);
     expect(new Set([...down.sent.slice(0, 50), ...rest.sent])).toEqual(changed);
     expect(rest.summary.customers).toMatchObject({ accepted: 150, unchanged: 150, not_sent: 0 });
-
   });
 
   it('a completed push has nothing to resume: the weekly --full --resume after a nightly --changed-only sends everything', async () => {
@@ -250,7 +323,11 @@ describe('customers batch --changed-only', () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
     const bytes = readFileSync(path).toString('latin1');
     for (const r of rows.slice(0, 30)) {
-      for (const value of [r['Cust No'], r['Loan No'], r['Trans ID'], r['Lead ID']].filter(Boolean)) expect(bytes.includes(value!), `${value} in ${bytes.slice(Math.max(0, bytes.indexOf(value!) - 40), bytes.indexOf(value!) + 40)}`).toBe(false);
+      for (const value of [r['Cust No'], r['Loan No'], r['Trans ID'], r['Lead ID']].filter(Boolean))
+        expect(
+          bytes.includes(value!),
+          `${value} in ${bytes.slice(Math.max(0, bytes.indexOf(value!) - 40), bytes.indexOf(value!) + 40)}`,
+        ).toBe(false);
     }
     const gone = forgetProfile(env.LEADCTL_STATE_DIR, env.LEADCTL_CONFIG_DIR, 'default');
     expect(gone.records).toEqual([path]);

@@ -7,7 +7,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { BodySource, JsonBody } from '../../../src/api/client.js';
 import { UsageError, ValidationError } from '../../../src/errors.js';
 import { CollectedValues } from '../../../src/jobs/list-body.js';
-import { checkListName, checkListType, maskLongNumbers, runListUpload, serviceProblems, type ListUploadEvent, type ListUploadOptions } from '../../../src/jobs/list-upload.js';
+import {
+  checkListName,
+  checkListType,
+  maskLongNumbers,
+  runListUpload,
+  serviceProblems,
+  type ListUploadEvent,
+  type ListUploadOptions,
+} from '../../../src/jobs/list-upload.js';
 import { describeCsvFrom, describeRead, readAs } from '../../../src/output/list-report.js';
 import type { List, ListType, ListWrite } from '../../../src/schema/lists.js';
 
@@ -26,7 +34,8 @@ interface Call {
 async function text(body: JsonBody<ListWrite>): Promise<string> {
   if (typeof body !== 'function') return JSON.stringify(body);
   let s = '';
-  for await (const chunk of (body as BodySource)()) s += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+  for await (const chunk of (body as BodySource)())
+    s += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
   return s;
 }
 
@@ -38,7 +47,14 @@ function fakeApi(refuse?: (body: ListWrite) => ValidationError | undefined) {
     calls.push({ method, listId, body: parsed, again: await text(body) });
     const refusal = refuse?.(parsed);
     if (refusal) throw refusal;
-    return { id: listId ?? 41, name: parsed.name, type: parsed.type, deleted_at: null, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' };
+    return {
+      id: listId ?? 41,
+      name: parsed.name,
+      type: parsed.type,
+      deleted_at: null,
+      created_at: '2026-01-01T00:00:00Z',
+      updated_at: '2026-01-01T00:00:00Z',
+    };
   };
   return {
     calls,
@@ -49,8 +65,16 @@ function fakeApi(refuse?: (body: ListWrite) => ValidationError | undefined) {
   };
 }
 
-function run(options: Partial<ListUploadOptions> & { input: string; type: ListType }, fake = fakeApi(), stdin?: string) {
-  const io = { cwd: FIXTURES, now: () => new Date(), stdin: Readable.from(stdin === undefined ? [] : [Buffer.from(stdin)]) };
+function run(
+  options: Partial<ListUploadOptions> & { input: string; type: ListType },
+  fake = fakeApi(),
+  stdin?: string,
+) {
+  const io = {
+    cwd: FIXTURES,
+    now: () => new Date(),
+    stdin: Readable.from(stdin === undefined ? [] : [Buffer.from(stdin)]),
+  };
   return runListUpload({ name: 'test list', ...options }, { io, api: async () => fake.api as never });
 }
 
@@ -62,9 +86,22 @@ describe('runListUpload on the fixtures', () => {
     expect(fake.calls).toEqual([]);
     expect(result.problemCount).toBe(8);
     expect(result.problems.map((p) => p.row)).toEqual([11, 12, 13, 14, 15, 16, 17, 18]);
-    expect(result.problems[0]).toEqual({ row: 11, value: '***-**-3456', reason: 'SSN area number 000 is never issued' });
+    expect(result.problems[0]).toEqual({
+      row: 11,
+      value: '***-**-3456',
+      reason: 'SSN area number 000 is never issued',
+    });
     expect(result.problems[5]!.reason).toMatch(/leading zeros/);
-    expect(result.summary).toMatchObject({ rows_read: 19, blank: 1, valid: 10, duplicates: 3, rejected: 8, distinct: 7, uploaded: 0, list_id: null });
+    expect(result.summary).toMatchObject({
+      rows_read: 19,
+      blank: 1,
+      valid: 10,
+      duplicates: 3,
+      rejected: 8,
+      distinct: 7,
+      uploaded: 0,
+      list_id: null,
+    });
     // No unmasked SSN anywhere in what is shown.
     expect(JSON.stringify(result.problems)).not.toMatch(/\d{3}-?\d{2}-?\d{4}/);
   });
@@ -88,22 +125,41 @@ describe('runListUpload on the fixtures', () => {
 
   it('sends nothing with --validate-only', async () => {
     const fake = fakeApi();
-    const result = await run({ input: 'ssn-headerless.txt', type: 'Social Security Numbers', validateOnly: true }, fake);
+    const result = await run(
+      { input: 'ssn-headerless.txt', type: 'Social Security Numbers', validateOnly: true },
+      fake,
+    );
     expect(result.outcome).toBe('validated');
     expect(fake.calls).toEqual([]);
-    expect(result.summary).toMatchObject({ validate_only: true, uploaded: 0, distinct: 5, header_row: null, format: 'lines' });
+    expect(result.summary).toMatchObject({
+      validate_only: true,
+      uploaded: 0,
+      distinct: 5,
+      header_row: null,
+      format: 'lines',
+    });
   });
 
   it('says the same thing on stderr and in the summary when plain lines give way to CSV', async () => {
     const events: ListUploadEvent[] = [];
-    const io = { cwd: FIXTURES, now: () => new Date(), stdin: Readable.from([Buffer.from('123456789\n234567890\n"345678901"\n456789012\n')]) };
-    const result = await runListUpload({ input: '-', name: 'l', type: 'Social Security Numbers', validateOnly: true }, { io, onEvent: (e) => events.push(e) });
+    const io = {
+      cwd: FIXTURES,
+      now: () => new Date(),
+      stdin: Readable.from([Buffer.from('123456789\n234567890\n"345678901"\n456789012\n')]),
+    };
+    const result = await runListUpload(
+      { input: '-', name: 'l', type: 'Social Security Numbers', validateOnly: true },
+      { io, onEvent: (e) => events.push(e) },
+    );
     const reading = events.find((e) => e.type === 'reading');
     const switched = events.find((e) => e.type === 'csv-from');
     expect(reading).toMatchObject({ format: 'lines' });
     expect(switched).toEqual({ type: 'csv-from', file: 'stdin', row: 3 });
     expect(result.summary).toMatchObject({ format: 'csv', csv_from_row: 3, distinct: 4 });
-    const said = [describeRead({ file: reading!.file, format: 'lines', column: null, header_row: null }), describeCsvFrom('stdin', 3)].join('\n');
+    const said = [
+      describeRead({ file: reading!.file, format: 'lines', column: null, header_row: null }),
+      describeCsvFrom('stdin', 3),
+    ].join('\n');
     expect(said).toContain('as one value per line');
     expect(said).toContain('as CSV');
     expect(readAs(result.summary)).toBe('one value per line, CSV from row 3');
@@ -136,15 +192,60 @@ describe('runListUpload on the fixtures', () => {
 
   it.each([
     // file, type, expected summary counts, expected uploaded list
-    ['customers-export.csv', 'Social Security Numbers', { rows_read: 7, blank: 1, valid: 4, duplicates: 1, rejected: 2 }, ['123456789', '234567890', '345678901']],
-    ['ssn-last-four.csv', 'Last Four of Social Security Numbers', { rows_read: 7, valid: 4, duplicates: 1, rejected: 3 }, ['0123', '6789', '4567']],
-    ['zip-codes.csv', 'ZIP Codes', { rows_read: 9, valid: 6, duplicates: 1, rejected: 3 }, ['90210', '02134', '10001', '60614', '94107']],
-    ['phones.csv', 'Telephone Numbers', { rows_read: 10, valid: 5, duplicates: 2, rejected: 5 }, ['3125550142', '6465550199', '2125550173']],
-    ['emails.csv', 'Email Addresses', { rows_read: 9, valid: 5, duplicates: 1, rejected: 4 }, ['jane.doe@example.com', 'john_smith+promo@mail.example.org', 'mary@example.net', 'carol@example.co.uk']],
-    ['routing-numbers.csv', 'Bank Routing Numbers', { rows_read: 9, valid: 6, duplicates: 1, rejected: 3 }, ['021000021', '011000015', '121000358', '026009593', '322271627']],
-    ['employers.csv', 'Employer Names', { rows_read: 9, blank: 1, valid: 8, duplicates: 2, rejected: 0 }, ['Acme Corporation', 'Globex, Inc.', 'Initech LLC', 'Umbrella Corp', 'Stark Industries', 'Wayne Enterprises']],
-    ['affiliates.json', 'Affiliates', { rows_read: 8, blank: 2, valid: 5, duplicates: 1, rejected: 1 }, ['LeadGen Partners', 'leadgen partners', 'Affiliate 42', '42']],
-    ['phones-excel-unicode.txt', 'Telephone Numbers', { rows_read: 2, valid: 2, rejected: 0 }, ['4155550132', '4155550188']],
+    [
+      'customers-export.csv',
+      'Social Security Numbers',
+      { rows_read: 7, blank: 1, valid: 4, duplicates: 1, rejected: 2 },
+      ['123456789', '234567890', '345678901'],
+    ],
+    [
+      'ssn-last-four.csv',
+      'Last Four of Social Security Numbers',
+      { rows_read: 7, valid: 4, duplicates: 1, rejected: 3 },
+      ['0123', '6789', '4567'],
+    ],
+    [
+      'zip-codes.csv',
+      'ZIP Codes',
+      { rows_read: 9, valid: 6, duplicates: 1, rejected: 3 },
+      ['90210', '02134', '10001', '60614', '94107'],
+    ],
+    [
+      'phones.csv',
+      'Telephone Numbers',
+      { rows_read: 10, valid: 5, duplicates: 2, rejected: 5 },
+      ['3125550142', '6465550199', '2125550173'],
+    ],
+    [
+      'emails.csv',
+      'Email Addresses',
+      { rows_read: 9, valid: 5, duplicates: 1, rejected: 4 },
+      ['jane.doe@example.com', 'john_smith+promo@mail.example.org', 'mary@example.net', 'carol@example.co.uk'],
+    ],
+    [
+      'routing-numbers.csv',
+      'Bank Routing Numbers',
+      { rows_read: 9, valid: 6, duplicates: 1, rejected: 3 },
+      ['021000021', '011000015', '121000358', '026009593', '322271627'],
+    ],
+    [
+      'employers.csv',
+      'Employer Names',
+      { rows_read: 9, blank: 1, valid: 8, duplicates: 2, rejected: 0 },
+      ['Acme Corporation', 'Globex, Inc.', 'Initech LLC', 'Umbrella Corp', 'Stark Industries', 'Wayne Enterprises'],
+    ],
+    [
+      'affiliates.json',
+      'Affiliates',
+      { rows_read: 8, blank: 2, valid: 5, duplicates: 1, rejected: 1 },
+      ['LeadGen Partners', 'leadgen partners', 'Affiliate 42', '42'],
+    ],
+    [
+      'phones-excel-unicode.txt',
+      'Telephone Numbers',
+      { rows_read: 2, valid: 2, rejected: 0 },
+      ['4155550132', '4155550188'],
+    ],
   ] as const)('%s (%s)', async (input, type, counts, list) => {
     const fake = fakeApi();
     const result = await run({ input, type: type as ListType, skipInvalid: true }, fake);
@@ -160,7 +261,12 @@ describe('runListUpload on the fixtures', () => {
 describe('rejects file', () => {
   it('lists every problem as CSV with file, row, masked value and reason', async () => {
     const path = join(out, 'ssn-rejects.csv');
-    const result = await run({ input: 'ssn-messy.csv', type: 'Social Security Numbers', rejectsPath: path, skipInvalid: true });
+    const result = await run({
+      input: 'ssn-messy.csv',
+      type: 'Social Security Numbers',
+      rejectsPath: path,
+      skipInvalid: true,
+    });
     expect(result.summary.rejects_file).toBe(path);
     const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
     expect(lines[0]).toBe('file,row,value,reason');
@@ -171,7 +277,13 @@ describe('rejects file', () => {
 
   it('keeps values of other types as they were typed, quoting when needed', async () => {
     const path = join(out, 'customers-rejects.csv');
-    await run({ input: 'customers-export.csv', type: 'Affiliates', column: 'state', rejectsPath: path, validateOnly: true });
+    await run({
+      input: 'customers-export.csv',
+      type: 'Affiliates',
+      column: 'state',
+      rejectsPath: path,
+      validateOnly: true,
+    });
     expect(readFileSync(path, 'utf8')).toBe(
       'file,row,value,reason\ncustomers-export.csv,8,"C-1007,Short,Row","has only 3 fields; column 5 (""state"") is missing"\n',
     );
@@ -184,26 +296,43 @@ describe('rejects file', () => {
   });
 
   it('refuses a path that cannot be written before reading anything', async () => {
-    await expect(run({ input: 'ssn-headerless.txt', type: 'Social Security Numbers', rejectsPath: join(out, 'no/such/dir.csv') })).rejects.toThrow(
-      /cannot write the rejects file .*folder does not exist/,
-    );
+    await expect(
+      run({ input: 'ssn-headerless.txt', type: 'Social Security Numbers', rejectsPath: join(out, 'no/such/dir.csv') }),
+    ).rejects.toThrow(/cannot write the rejects file .*folder does not exist/);
   });
 });
 
 describe('personal numbers in reports', () => {
   it('masks SSNs and account numbers in other columns of a quoted row, whatever the list type', async () => {
-    const csv = 'email,ssn,account\na@example.com,123-45-6789,000123456789\nb@example.com,234-56-7890,004417712345,extra\n';
-    const result = await run({ input: '-', type: 'Email Addresses', column: 'email', skipInvalid: true, validateOnly: true }, fakeApi(), csv);
-    expect(result.problems).toEqual([{ row: 3, value: 'b@example.com,***-**-7890,********2345,extra', reason: expect.stringMatching(/^has 4 fields but the file has 3 columns/) }]);
+    const csv =
+      'email,ssn,account\na@example.com,123-45-6789,000123456789\nb@example.com,234-56-7890,004417712345,extra\n';
+    const result = await run(
+      { input: '-', type: 'Email Addresses', column: 'email', skipInvalid: true, validateOnly: true },
+      fakeApi(),
+      csv,
+    );
+    expect(result.problems).toEqual([
+      {
+        row: 3,
+        value: 'b@example.com,***-**-7890,********2345,extra',
+        reason: expect.stringMatching(/^has 4 fields but the file has 3 columns/),
+      },
+    ]);
   });
 
   it('masks a full SSN typed into a last-four list', async () => {
-    const result = await run({ input: '-', type: 'Last Four of Social Security Numbers', skipInvalid: true, validateOnly: true }, fakeApi(), '6789\n123-45-6789\n');
+    const result = await run(
+      { input: '-', type: 'Last Four of Social Security Numbers', skipInvalid: true, validateOnly: true },
+      fakeApi(),
+      '6789\n123-45-6789\n',
+    );
     expect(result.problems.map((p) => p.value)).toEqual(['***-**-6789']);
   });
 
   it('leaves runs of fewer than eight digits (ids, ZIPs, phone parts) as they are', () => {
-    expect(maskLongNumbers('C-1007,02134,(312) 555-0142,12345678,2024-01-05')).toBe('C-1007,02134,(312) 555-0142,****5678,****-01-05');
+    expect(maskLongNumbers('C-1007,02134,(312) 555-0142,12345678,2024-01-05')).toBe(
+      'C-1007,02134,(312) 555-0142,****5678,****-01-05',
+    );
   });
 });
 
@@ -211,35 +340,54 @@ describe('refusals', () => {
   it('refuses a rejects file that is the input itself, before touching it', async () => {
     const input = join(out, 'same.txt');
     writeFileSync(input, '123-45-6789\n');
-    await expect(run({ input, type: 'Social Security Numbers', rejectsPath: input })).rejects.toThrow(/--rejects .* is the input file itself/);
+    await expect(run({ input, type: 'Social Security Numbers', rejectsPath: input })).rejects.toThrow(
+      /--rejects .* is the input file itself/,
+    );
     expect(readFileSync(input, 'utf8')).toBe('123-45-6789\n');
   });
 
   it('refuses --column for a JSON array', async () => {
-    await expect(run({ input: 'affiliates.json', type: 'Affiliates', column: '2' })).rejects.toThrow(/--column does not apply to affiliates.json/);
+    await expect(run({ input: 'affiliates.json', type: 'Affiliates', column: '2' })).rejects.toThrow(
+      /--column does not apply to affiliates.json/,
+    );
   });
 
   it('refuses an empty result', async () => {
     const fake = fakeApi();
-    const result = await run({ input: '-', type: 'Social Security Numbers', skipInvalid: true }, fake, 'SSN\n000-00-0000\n\n');
+    const result = await run(
+      { input: '-', type: 'Social Security Numbers', skipInvalid: true },
+      fake,
+      'SSN\n000-00-0000\n\n',
+    );
     expect(result.outcome).toBe('empty');
     expect(fake.calls).toEqual([]);
     expect((await run({ input: '-', type: 'Email Addresses' }, fake, '')).outcome).toBe('empty');
   });
 
-  it('maps the service\'s 422 row messages back to the rows of the input file', async () => {
+  it("maps the service's 422 row messages back to the rows of the input file", async () => {
     const fake = fakeApi(
       (body) =>
-        new ValidationError('the service refused the request', { list: [`Row 2: SSN is on a deny list`, 'Row 99: out of range'], name: ['taken'] }, {
-          details: { body: { message: 'The given data was invalid.', errors: {} }, items: body.list.length },
-        }),
+        new ValidationError(
+          'the service refused the request',
+          { list: [`Row 2: SSN is on a deny list`, 'Row 99: out of range'], name: ['taken'] },
+          {
+            details: { body: { message: 'The given data was invalid.', errors: {} }, items: body.list.length },
+          },
+        ),
     );
     const path = join(out, 'refused.csv');
-    const result = await run({ input: 'ssn-messy.csv', type: 'Social Security Numbers', skipInvalid: true, rejectsPath: path }, fake);
+    const result = await run(
+      { input: 'ssn-messy.csv', type: 'Social Security Numbers', skipInvalid: true, rejectsPath: path },
+      fake,
+    );
     expect(result.outcome).toBe('refused');
     expect(result.serviceMessage).toBe('The given data was invalid.');
     // Item 2 of the upload (234567890) came from row 3 of the file.
-    expect(result.problems[0]).toEqual({ row: 3, value: '*****7890', reason: 'refused by the service: SSN is on a deny list' });
+    expect(result.problems[0]).toEqual({
+      row: 3,
+      value: '*****7890',
+      reason: 'refused by the service: SSN is on a deny list',
+    });
     expect(result.problems[1]).toEqual({ value: '', reason: 'item 99 of the upload: out of range' });
     expect(result.problems[2]).toEqual({ value: '', reason: 'name: taken' });
     expect(result.summary.uploaded).toBe(0);
@@ -253,7 +401,12 @@ describe('refusals', () => {
     const boom = new Error('network down');
     const io = { cwd: FIXTURES, now: () => new Date(), stdin: Readable.from([]) };
     const api = { createList: async () => Promise.reject(boom), updateList: async () => Promise.reject(boom) };
-    await expect(runListUpload({ input: 'ssn-headerless.txt', name: 'x', type: 'Social Security Numbers' }, { io, api: async () => api })).rejects.toBe(boom);
+    await expect(
+      runListUpload(
+        { input: 'ssn-headerless.txt', name: 'x', type: 'Social Security Numbers' },
+        { io, api: async () => api },
+      ),
+    ).rejects.toBe(boom);
   });
 
   it('stops reading when the signal is aborted', async () => {
@@ -261,7 +414,12 @@ describe('refusals', () => {
     const reason = new Error('interrupted by SIGINT');
     controller.abort(reason);
     const io = { cwd: FIXTURES, now: () => new Date(), stdin: Readable.from([]) };
-    await expect(runListUpload({ input: 'ssn-headerless.txt', name: 'x', type: 'Social Security Numbers' }, { io, signal: controller.signal })).rejects.toBe(reason);
+    await expect(
+      runListUpload(
+        { input: 'ssn-headerless.txt', name: 'x', type: 'Social Security Numbers' },
+        { io, signal: controller.signal },
+      ),
+    ).rejects.toBe(reason);
   });
 });
 

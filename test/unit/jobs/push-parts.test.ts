@@ -1,4 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync, existsSync, mkdirSync, utimesSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  utimesSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -66,7 +75,13 @@ describe('Chunker', () => {
 });
 
 describe('Journal', () => {
-  const header = (key: string, maxCustomers = 1000) => ({ key, profile: 'default', base_url: 'http://127.0.0.1:1', inputs: ['auto:x.csv'], settings: { maxCustomers, maxBytes: 8 } });
+  const header = (key: string, maxCustomers = 1000) => ({
+    key,
+    profile: 'default',
+    base_url: 'http://127.0.0.1:1',
+    inputs: ['auto:x.csv'],
+    settings: { maxCustomers, maxBytes: 8 },
+  });
   const now = new Date('2026-11-20T00:00:00Z');
 
   it('is keyed by content, profile, base URL and client', () => {
@@ -76,14 +91,23 @@ describe('Journal', () => {
     expect(journalKey('d1', 'other', 'http://h')).not.toBe(a);
     expect(journalKey('d1', 'default', 'http://g')).not.toBe(a);
     // Another client on the same service and profile: its acknowledgements are not this client's.
-    expect(journalKey('d1', 'default', 'http://h', 'client-2')).not.toBe(journalKey('d1', 'default', 'http://h', 'client-1'));
+    expect(journalKey('d1', 'default', 'http://h', 'client-2')).not.toBe(
+      journalKey('d1', 'default', 'http://h', 'client-1'),
+    );
   });
 
   it('keeps acknowledgements across a crash, ignoring a torn last line', () => {
     const dir = join(work, 'j1');
     const { journal } = Journal.open(dir, header('k1'), false, now);
     journal.record({ chunk: 0, first: 'A', last: 'B', customers: 2, skipped: [], at: now.toISOString() });
-    journal.record({ chunk: 2, first: 'E', last: 'F', customers: 2, skipped: [{ path: 'customers.1', id: 'F', errors: ['x'] }], at: now.toISOString() });
+    journal.record({
+      chunk: 2,
+      first: 'E',
+      last: 'F',
+      customers: 2,
+      skipped: [{ path: 'customers.1', id: 'F', errors: ['x'] }],
+      at: now.toISOString(),
+    });
     journal.close();
     appendFileSync(journal.path, '{"type":"ack","chunk":3,"fir');
     const { journal: again, resumed } = Journal.open(dir, header('k1'), true, now);
@@ -153,7 +177,9 @@ describe('PushLock', () => {
     }
     expect(error).toBeInstanceOf(PushLockedError);
     expect((error as PushLockedError).exitCode).toBe(LOCKED_EXIT_CODE);
-    expect((error as Error).message).toMatch(new RegExp(`another push is running for profile "default" \\(process ${process.pid}`));
+    expect((error as Error).message).toMatch(
+      new RegExp(`another push is running for profile "default" \\(process ${process.pid}`),
+    );
     const other = PushLock.acquire(dir, 'staging', 'customers batch', now);
     other.release();
     lock.release();
@@ -194,8 +220,29 @@ describe('PushLock takeover race', () => {
 
 describe('applySkips', () => {
   const traces: CustomerTrace[] = [
-    { customerId: 'C0', src: 0, row: 2, loans: [{ loanId: 'L0', origin: { src: 0, row: 2 }, payments: [{ paymentId: 'P0', origin: { src: 1, row: 5 } }, { paymentId: 'P1', origin: { src: 1, row: 6 } }] }] },
-    { customerId: 'C1', src: 0, row: 3, loans: [{ loanId: 'L1', origin: { src: 0, row: 3 }, payments: [{ paymentId: 'P2', origin: { src: 1, row: 7 } }] }] },
+    {
+      customerId: 'C0',
+      src: 0,
+      row: 2,
+      loans: [
+        {
+          loanId: 'L0',
+          origin: { src: 0, row: 2 },
+          payments: [
+            { paymentId: 'P0', origin: { src: 1, row: 5 } },
+            { paymentId: 'P1', origin: { src: 1, row: 6 } },
+          ],
+        },
+      ],
+    },
+    {
+      customerId: 'C1',
+      src: 0,
+      row: 3,
+      loans: [
+        { loanId: 'L1', origin: { src: 0, row: 3 }, payments: [{ paymentId: 'P2', origin: { src: 1, row: 7 } }] },
+      ],
+    },
   ];
   it('maps paths back to rows, and a skipped loan takes its payments with it', () => {
     const result = applySkips(traces, [
@@ -251,7 +298,20 @@ describe('a state folder that cannot be written', () => {
   });
 
   it('the journal: the same', () => {
-    const err = thrown(() => Journal.open(dir, { key: 'k9', profile: 'default', base_url: 'http://127.0.0.1:1', inputs: ['auto:x.csv'], settings: { maxCustomers: 1000, maxBytes: 8 } }, false, new Date()));
+    const err = thrown(() =>
+      Journal.open(
+        dir,
+        {
+          key: 'k9',
+          profile: 'default',
+          base_url: 'http://127.0.0.1:1',
+          inputs: ['auto:x.csv'],
+          settings: { maxCustomers: 1000, maxBytes: 8 },
+        },
+        false,
+        new Date(),
+      ),
+    );
     expect(err).toBeInstanceOf(LeadctlError);
     expect((err as LeadctlError).exitCode).toBe(ExitCode.USAGE);
     expect((err as LeadctlError).hint).toContain('LEADCTL_STATE_DIR');

@@ -5,7 +5,11 @@ function reporter(live: boolean, times: number[]) {
   const notes: string[] = [];
   const updates: string[] = [];
   let i = 0;
-  const r = new PushReporter({ note: (l) => notes.push(l), update: (t) => updates.push(t) }, live, () => times[Math.min(i++, times.length - 1)]!);
+  const r = new PushReporter(
+    { note: (l) => notes.push(l), update: (t) => updates.push(t) },
+    live,
+    () => times[Math.min(i++, times.length - 1)]!,
+  );
   return { r, notes, updates };
 }
 
@@ -29,7 +33,10 @@ describe('push progress lines', () => {
     const { r, notes } = reporter(false, [0]);
     r.handle({ type: 'staged', rows: 1, seconds: 0.01 });
     r.handle(request());
-    expect(notes).toEqual(['read 1 row in under 0.1 s; checking and sending', 'request 1 accepted: 1 customer, 1 loan, 3 payments · 1/1 customers']);
+    expect(notes).toEqual([
+      'read 1 row in under 0.1 s; checking and sending',
+      'request 1 accepted: 1 customer, 1 loan, 3 payments · 1/1 customers',
+    ]);
     expect(notes.join('\n')).not.toContain('ETA');
   });
 

@@ -11,7 +11,14 @@ import { memoryIO, type MemoryIO } from '../../helpers/memory-io.js';
 const fixtures = fileURLToPath(new URL('../../../fixtures/lms/', import.meta.url));
 
 function environment(io: MemoryIO, api: () => Promise<ApiClient>): PushEnvironment {
-  return { io, target: async () => ({ profile: 'default', baseUrl: 'http://127.0.0.1:9' }), api, onEvent: () => undefined, warn: () => undefined, stopGraceMs: 2000 };
+  return {
+    io,
+    target: async () => ({ profile: 'default', baseUrl: 'http://127.0.0.1:9' }),
+    api,
+    onEvent: () => undefined,
+    warn: () => undefined,
+    stopGraceMs: 2000,
+  };
 }
 
 describe('single upserts and signals', () => {
@@ -30,7 +37,17 @@ describe('single upserts and signals', () => {
       io.sendSignal('SIGTERM');
       return client;
     };
-    const outcome = await runSinglePush({ kind: 'loan', input: 'loans.csv', mappingPath: 'mapping.json', rejectsPath: join(mkdtempSync(join(tmpdir(), 'leadctl-single-')), 'rejects.csv'), concurrency: 2, validateOnly: false }, environment(io, api));
+    const outcome = await runSinglePush(
+      {
+        kind: 'loan',
+        input: 'loans.csv',
+        mappingPath: 'mapping.json',
+        rejectsPath: join(mkdtempSync(join(tmpdir(), 'leadctl-single-')), 'rejects.csv'),
+        concurrency: 2,
+        validateOnly: false,
+      },
+      environment(io, api),
+    );
     expect(outcome.exitCode).toBe(143);
     expect(outcome.summary.status).toBe('interrupted');
     expect(sent).toBe(0);

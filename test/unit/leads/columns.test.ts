@@ -1,8 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { resolveColumns, searchDictionary, sensitiveKind, splitList, type DictionaryEntry } from '../../../src/ingest/leads/columns.js';
+import {
+  resolveColumns,
+  searchDictionary,
+  sensitiveKind,
+  splitList,
+  type DictionaryEntry,
+} from '../../../src/ingest/leads/columns.js';
 
-const entry = (id: string, name: string, column: string, category = 'Lead', subcategory = 'Internal Lead Data'): DictionaryEntry => ({
-  id, name, column, category, subcategory, type: 'String',
+const entry = (
+  id: string,
+  name: string,
+  column: string,
+  category = 'Lead',
+  subcategory = 'Internal Lead Data',
+): DictionaryEntry => ({
+  id,
+  name,
+  column,
+  category,
+  subcategory,
+  type: 'String',
 });
 const dictionary = [
   entry('m1', 'Lead ID', 'lead_id'),
@@ -16,13 +33,20 @@ const dictionary = [
 
 describe('resolveColumns', () => {
   it('accepts column names, display names and map ids in any case, keeping the order given', () => {
-    expect(resolveColumns(['email', 'Lead ID', 'M2', 'SOCIAL_SECURITY_NUMBER'], dictionary).map((e) => e.id)).toEqual(['m3', 'm1', 'm2', 'm4']);
+    expect(resolveColumns(['email', 'Lead ID', 'M2', 'SOCIAL_SECURITY_NUMBER'], dictionary).map((e) => e.id)).toEqual([
+      'm3',
+      'm1',
+      'm2',
+      'm4',
+    ]);
   });
   it('drops duplicates', () => {
     expect(resolveColumns(['lead_id', 'm1', 'lead id'], dictionary).map((e) => e.id)).toEqual(['m1']);
   });
   it('reports every unknown name at once, with suggestions', () => {
-    expect(() => resolveColumns(['emial', 'lead', 'm99'], dictionary)).toThrow(/unknown column "emial".*unknown column "lead" \(did you mean lead_id\?\).*unknown column "m99"/);
+    expect(() => resolveColumns(['emial', 'lead', 'm99'], dictionary)).toThrow(
+      /unknown column "emial".*unknown column "lead" \(did you mean lead_id\?\).*unknown column "m99"/,
+    );
   });
   it('suggests the column a typo was meant to be (did you mean)', () => {
     expect(() => resolveColumns(['emial'], dictionary)).toThrow(/unknown column "emial" \(did you mean email\?\)/);
@@ -30,7 +54,9 @@ describe('resolveColumns', () => {
     expect(() => resolveColumns(['zzzzzz'], dictionary)).toThrow(/unknown column "zzzzzz"$/);
   });
   it('refuses a display name shared by two columns, naming both', () => {
-    expect(() => resolveColumns(['phone'], dictionary)).toThrow(/"phone" matches several columns: home_phone \(m5.*cell_phone \(m6/);
+    expect(() => resolveColumns(['phone'], dictionary)).toThrow(
+      /"phone" matches several columns: home_phone \(m5.*cell_phone \(m6/,
+    );
   });
 });
 

@@ -19,7 +19,11 @@ function fakeApi(ids: number[], behaviour: (id: number, attempt: number) => Reco
   return {
     attempts,
     async leadIds() {
-      return { data: ids, links: { first: null, last: null, prev: null, next: null }, meta: { path: '', per_page: 100, next_cursor: null, prev_cursor: null } };
+      return {
+        data: ids,
+        links: { first: null, last: null, prev: null, next: null },
+        meta: { path: '', per_page: 100, next_cursor: null, prev_cursor: null },
+      };
     },
     async lead(id: number | string) {
       const n = (attempts.get(Number(id)) ?? 0) + 1;
@@ -58,7 +62,9 @@ describe('exportLeads', () => {
   });
 
   it('retries a failing lead and keeps its place when it comes back', async () => {
-    const api = fakeApi([1, 2, 3], (id, attempt) => (id === 2 && attempt < 3 ? new ServiceError('HTTP 503', 503) : { m1: id }));
+    const api = fakeApi([1, 2, 3], (id, attempt) =>
+      id === 2 && attempt < 3 ? new ServiceError('HTTP 503', 503) : { m1: id },
+    );
     const { result, csv } = await run(api);
     expect(api.attempts.get(2)).toBe(3);
     expect(result.missing).toEqual([]);
@@ -66,7 +72,9 @@ describe('exportLeads', () => {
   });
 
   it('lists a lead that still fails after the retries, with its reason, and exports the rest', async () => {
-    const api = fakeApi([1, 2, 3], (id) => (id === 3 ? new NotFoundError('not found: GET /leads/3 (HTTP 404)') : { m1: id, m3: null }));
+    const api = fakeApi([1, 2, 3], (id) =>
+      id === 3 ? new NotFoundError('not found: GET /leads/3 (HTTP 404)') : { m1: id, m3: null },
+    );
     const { result, csv } = await run(api, 1);
     expect(result.exported).toBe(2);
     expect(result.missing).toEqual([{ lead_id: 3, attempts: 2, reason: 'not found: GET /leads/3 (HTTP 404)' }]);
@@ -92,10 +100,12 @@ describe('exportToFile', () => {
     expect(readFileSync(path, 'utf8')).toBe('a,b\n');
     expect(existsSync(path + '.partial')).toBe(false);
     const failed = join(dir, 'failed.csv');
-    await expect(exportToFile(failed, async (out) => {
-      out.write('x\n');
-      throw new Error('boom');
-    })).rejects.toThrow('boom');
+    await expect(
+      exportToFile(failed, async (out) => {
+        out.write('x\n');
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect(existsSync(failed)).toBe(false);
     expect(existsSync(failed + '.partial')).toBe(false);
   });

@@ -9,7 +9,8 @@ describe('mapOrdered', () => {
     for await (const r of mapOrdered([30, 5, 20, 1, 10], 3, async (ms, i) => {
       await delay(ms);
       return i;
-    })) out.push(r);
+    }))
+      out.push(r);
     expect(out).toEqual([0, 1, 2, 3, 4]);
   });
 
@@ -17,13 +18,18 @@ describe('mapOrdered', () => {
     let active = 0;
     let peak = 0;
     const results: number[] = [];
-    for await (const r of mapOrdered(Array.from({ length: 20 }, (_, i) => i), 4, async (n) => {
-      active++;
-      peak = Math.max(peak, active);
-      await delay(2);
-      active--;
-      return n * 2;
-    })) results.push(r);
+    for await (const r of mapOrdered(
+      Array.from({ length: 20 }, (_, i) => i),
+      4,
+      async (n) => {
+        active++;
+        peak = Math.max(peak, active);
+        await delay(2);
+        active--;
+        return n * 2;
+      },
+    ))
+      results.push(r);
     expect(peak).toBe(4);
     expect(results).toEqual(Array.from({ length: 20 }, (_, i) => i * 2));
   });
@@ -48,7 +54,8 @@ describe('mapOrdered', () => {
       for await (const _ of mapOrdered([1, 2, 3], 2, async (n) => {
         if (n === 2) throw new Error('boom');
         return n;
-      })) void _;
+      }))
+        void _;
     };
     await expect(run()).rejects.toThrow('boom');
   });

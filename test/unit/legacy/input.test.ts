@@ -16,7 +16,10 @@ describe('parseLegacyInput', () => {
   it('reads a JSON array as several leads, numbered from 1', () => {
     const r = parseLegacyInput('[{"a":1},\n {"a":2}]', 'a.json');
     expect(r.shape).toBe('array');
-    expect(r.leads.map((l) => [l.number, l.data.a])).toEqual([[1, 1], [2, 2]]);
+    expect(r.leads.map((l) => [l.number, l.data.a])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
   });
 
   it('reads NDJSON with line numbers, skipping blank lines, CRLF and a BOM', () => {
@@ -47,7 +50,9 @@ describe('parseLegacyInput', () => {
   it('refuses empty input, an empty array and values that are not objects', () => {
     expect(() => parseLegacyInput('  \n', 'e.json')).toThrow(/e\.json: the lead file is empty/);
     expect(() => parseLegacyInput('[]', 'e.json')).toThrow(/holds no leads/);
-    expect(() => parseLegacyInput('[{"a":1}, 5]', 'e.json')).toThrow(/e\.json: lead 2 is number, expected a JSON object/);
+    expect(() => parseLegacyInput('[{"a":1}, 5]', 'e.json')).toThrow(
+      /e\.json: lead 2 is number, expected a JSON object/,
+    );
     expect(() => parseLegacyInput('"hello"', 'e.json')).toThrow(/the lead is string/);
   });
 });
@@ -66,6 +71,8 @@ describe('readLegacyInput', () => {
     writeFileSync(join(dir, 'one.json'), JSON.stringify({ first_name: 'Bo' }));
     const r = await readLegacyInput('one.json', { stdin: Readable.from([]), cwd: dir });
     expect(r.leads[0]!.data).toEqual({ first_name: 'Bo' });
-    await expect(readLegacyInput('missing.json', { stdin: Readable.from([]), cwd: dir })).rejects.toThrow(/missing\.json: no such file/);
+    await expect(readLegacyInput('missing.json', { stdin: Readable.from([]), cwd: dir })).rejects.toThrow(
+      /missing\.json: no such file/,
+    );
   });
 });

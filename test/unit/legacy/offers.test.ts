@@ -37,7 +37,12 @@ describe('offer rows', () => {
   });
 
   it('gives scripts an absolute UTC expiry next to the service fields', () => {
-    expect(offerRecords(offers, received)[0]).toEqual({ id: 7, price: 15, expires_in: 900, expires_at: '2024-07-04T18:45:00Z' });
+    expect(offerRecords(offers, received)[0]).toEqual({
+      id: 7,
+      price: 15,
+      expires_in: 900,
+      expires_at: '2024-07-04T18:45:00Z',
+    });
     expect(formatPrice(9.999)).toBe('10.00');
   });
 });

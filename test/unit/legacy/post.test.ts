@@ -18,20 +18,29 @@ const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
 const now = new Date('2026-03-10T15:00:00Z');
 
 describe('legacy fixtures', () => {
-  it.each(['accepted.json', 'suppressed.json', 'price-reject.json'])('%s is a valid lead once it has an api key', (name) => {
-    const lead = JSON.parse(fixture(name)) as Record<string, unknown>;
-    expect(validateLegacyLead({ ...lead, api_key: 'k' })).toEqual([]);
-  });
+  it.each(['accepted.json', 'suppressed.json', 'price-reject.json'])(
+    '%s is a valid lead once it has an api key',
+    (name) => {
+      const lead = JSON.parse(fixture(name)) as Record<string, unknown>;
+      expect(validateLegacyLead({ ...lead, api_key: 'k' })).toEqual([]);
+    },
+  );
 
   it('invalid.json fails with messages naming the path and the rule in words', () => {
     const input = parseLegacyInput(fixture('invalid.json'), 'invalid.json');
     const { problems } = checkLegacyLeads(input, { apiKeyFlag: 'k', stamp: false, now });
     const lines = problems.map((p) => formatLeadProblem(p, input));
-    expect(lines).toContain('invalid.json: income_sources[0].employer_name: required when income_source is 1 (Employed)');
-    expect(lines).toContain('invalid.json: income_sources[0].months_at_job: required when income_source is 1 (Employed)');
+    expect(lines).toContain(
+      'invalid.json: income_sources[0].employer_name: required when income_source is 1 (Employed)',
+    );
+    expect(lines).toContain(
+      'invalid.json: income_sources[0].months_at_job: required when income_source is 1 (Employed)',
+    );
     expect(lines).toContain('invalid.json: social_security_number: must be exactly 9 digits with no delimiters');
     expect(lines).toContain('invalid.json: date_of_birth: is not a real calendar date');
-    expect(lines.some((l) => l.startsWith('invalid.json: rent_or_own: must be one of 1 (Rent), 2 (Own), 3 (Other)'))).toBe(true);
+    expect(
+      lines.some((l) => l.startsWith('invalid.json: rent_or_own: must be one of 1 (Rent), 2 (Own), 3 (Other)')),
+    ).toBe(true);
     expect(lines.some((l) => l.startsWith('invalid.json: email: '))).toBe(true);
     expect(lines.some((l) => l.startsWith('invalid.json: home_phone: '))).toBe(true);
   });
@@ -59,7 +68,11 @@ describe('checkLegacyLeads', () => {
     const input = parseLegacyInput(JSON.stringify([{ ...lead, source_url: long }]), 'a.json');
     const { leads, problems } = checkLegacyLeads(input, { apiKeyEnv: 'env-key', stamp: true, now });
     expect(problems).toEqual([]);
-    expect(leads[0]!.data).toMatchObject({ api_key: 'env-key', time_stamp: '2026-03-10 09:00:00', source_url: 'https://apply.example-lender.com/start' });
+    expect(leads[0]!.data).toMatchObject({
+      api_key: 'env-key',
+      time_stamp: '2026-03-10 09:00:00',
+      source_url: 'https://apply.example-lender.com/start',
+    });
     expect(leads[0]!.notes).toHaveLength(2);
   });
 });
@@ -95,7 +108,13 @@ describe('result rendering', () => {
     status: 'OK',
     result: 'P',
     redirect_url: null,
-    price_reject: { api_key: 'PRKEY', offers: [{ id: 11, price: 32, expires_in: 900 }, { id: 12, price: 28.5, expires_in: 600 }] },
+    price_reject: {
+      api_key: 'PRKEY',
+      offers: [
+        { id: 11, price: 32, expires_in: 900 },
+        { id: 12, price: 28.5, expires_in: 600 },
+      ],
+    },
   };
 
   it('shows pending offers with local expiry and time left, and how to accept one', () => {
@@ -106,21 +125,33 @@ describe('result rendering', () => {
       { id: 11, price: '32.00', expires_at: '2026-03-10 10:15:00 CDT', expires: 'in 15m' },
       { id: 12, price: '28.50', expires_at: '2026-03-10 10:10:00 CDT', expires: 'in 10m' },
     ]);
-    expect(text.tail).toBe("  Accept one with: leadctl legacy accept-offer --offer-id 11   (the campaign's key in LEADCTL_API_KEY or --api-key-file)\n");
+    expect(text.tail).toBe(
+      "  Accept one with: leadctl legacy accept-offer --offer-id 11   (the campaign's key in LEADCTL_API_KEY or --api-key-file)\n",
+    );
     expect(text.head + text.tail).not.toContain('PRKEY');
   });
 
   it('quotes errors verbatim with hints, and shows the redirect of an accepted lead', () => {
-    expect(legacyResultText({ status: 'ERROR', errors: ['Expired price reject offer.'] }, { receivedAt: now, now }).head).toBe(
+    expect(
+      legacyResultText({ status: 'ERROR', errors: ['Expired price reject offer.'] }, { receivedAt: now, now }).head,
+    ).toBe(
       'Refused by the service (status ERROR)\n  - Expired price reject offer.\n    Hint: the offer ran out of time: post the lead again to get new offers\n',
     );
-    expect(legacyResultText({ status: 'OK', result: 'A', redirect_url: 'https://x.example/r/1' }, { receivedAt: now, now, title: 'Lead 2' }).head).toBe(
-      'Lead 2: Accepted\n  Redirect URL: https://x.example/r/1\n',
-    );
+    expect(
+      legacyResultText(
+        { status: 'OK', result: 'A', redirect_url: 'https://x.example/r/1' },
+        { receivedAt: now, now, title: 'Lead 2' },
+      ).head,
+    ).toBe('Lead 2: Accepted\n  Redirect URL: https://x.example/r/1\n');
   });
 
   it('gives scripts absolute expiries and the hints', () => {
-    expect(legacyResultRecord(pending, now).price_reject!.offers[0]).toEqual({ id: 11, price: 32, expires_in: 900, expires_at: '2026-03-10T15:15:00Z' });
+    expect(legacyResultRecord(pending, now).price_reject!.offers[0]).toEqual({
+      id: 11,
+      price: 32,
+      expires_in: 900,
+      expires_at: '2026-03-10T15:15:00Z',
+    });
     expect(legacyResultRecord(pending, now).price_reject!.api_key).toBe('*RKEY');
     expect(legacyResultRecord({ status: 'ERROR', errors: ['Revoked price reject offer.'] }, now)).toMatchObject({
       outcome: 'error',

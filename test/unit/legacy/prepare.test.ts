@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { centralTimeStamp, checkStampZone, prepareLegacyLead, resolveApiKey, shortenSourceUrl } from '../../../src/ingest/legacy/prepare.js';
+import {
+  centralTimeStamp,
+  checkStampZone,
+  prepareLegacyLead,
+  resolveApiKey,
+  shortenSourceUrl,
+} from '../../../src/ingest/legacy/prepare.js';
 
 describe('centralTimeStamp', () => {
   it('uses the contract format at the fixed offset UTC-06:00, summer and winter alike', () => {
@@ -58,7 +64,9 @@ describe('prepareLegacyLead', () => {
     const stamped = prepareLegacyLead({}, { stamp: true, now });
     expect(stamped.data.time_stamp).toBe('2024-07-04 12:30:05');
     expect(stamped.notes.join()).toMatch(/time_stamp set to 2024-07-04 12:30:05/);
-    expect(prepareLegacyLead({ time_stamp: '2020-01-01 00:00:00' }, { stamp: true, now }).data.time_stamp).toBe('2020-01-01 00:00:00');
+    expect(prepareLegacyLead({ time_stamp: '2020-01-01 00:00:00' }, { stamp: true, now }).data.time_stamp).toBe(
+      '2020-01-01 00:00:00',
+    );
   });
 
   it('shortens a long source_url with a note and does not mutate the input', () => {
@@ -73,7 +81,9 @@ describe('prepareLegacyLead', () => {
     const p = prepareLegacyLead({ api_key: 'from-file' }, { apiKeyFlag: 'from-flag', stamp: false, now });
     expect(p.data.api_key).toBe('from-flag');
     expect(p.apiKeySource).toBe('flag');
-    expect(p.notes).toEqual(['api_key from the file replaced by the one from --api-key, --api-key-file or --api-key-stdin']);
+    expect(p.notes).toEqual([
+      'api_key from the file replaced by the one from --api-key, --api-key-file or --api-key-stdin',
+    ]);
     expect(prepareLegacyLead({ api_key: 'k' }, { stamp: false, now }).notes).toEqual([]);
   });
 });

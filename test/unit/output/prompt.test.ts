@@ -26,7 +26,9 @@ describe('ask', () => {
     const screen = io.stderrText();
     // What a terminal shows after readline's last "go to column 0 and clear": the question, then the typing.
     const lastClear = screen.lastIndexOf('\u001b[0J');
-    expect(screen.slice(Math.max(0, lastClear))).toMatch(/^(?:\u001b\[\d*[A-Za-z])*Client id: (?:\u001b\[\d*[A-Za-z])*abc\r?\n$/);
+    expect(screen.slice(Math.max(0, lastClear))).toMatch(
+      /^(?:\u001b\[\d*[A-Za-z])*Client id: (?:\u001b\[\d*[A-Za-z])*abc\r?\n$/,
+    );
   });
 
   it('does not echo a hidden answer typed on a terminal', async () => {

@@ -63,7 +63,15 @@ describe('Output.list', () => {
 
   it('table: masks a column even when it has its own format', async () => {
     const c = capture('table');
-    await c.out.list(rows, [{ key: 'account', header: 'Account', value: () => '000123456789', format: (v) => `acct ${String(v)}`, mask: 'account' }]);
+    await c.out.list(rows, [
+      {
+        key: 'account',
+        header: 'Account',
+        value: () => '000123456789',
+        format: (v) => `acct ${String(v)}`,
+        mask: 'account',
+      },
+    ]);
     expect(c.text()).toContain('**** ********6789');
     expect(c.text()).not.toContain('123456789');
   });

@@ -1,6 +1,13 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { fitColumns, Output, outputWidth, wrapText, type Column, type OutputSettings } from '../../../src/output/render.js';
+import {
+  fitColumns,
+  Output,
+  outputWidth,
+  wrapText,
+  type Column,
+  type OutputSettings,
+} from '../../../src/output/render.js';
 import { formatTime, isIsoInstant, localZone } from '../../../src/output/time.js';
 
 function capture(settings: Partial<OutputSettings> = {}) {
@@ -19,10 +26,20 @@ interface List {
   created_at: string;
 }
 const lists: List[] = [
-  { id: 1, name: 'Closed ZIP codes of the northern region, reviewed quarterly by the compliance team', type: 'ZIP Codes', created_at: '2026-01-15T09:30:00Z' },
+  {
+    id: 1,
+    name: 'Closed ZIP codes of the northern region, reviewed quarterly by the compliance team',
+    type: 'ZIP Codes',
+    created_at: '2026-01-15T09:30:00Z',
+  },
   { id: 2, name: 'Do not lend', type: 'Social Security Numbers', created_at: '2026-07-01T23:05:09.123Z' },
 ];
-const columns: Column<List>[] = [{ key: 'id', align: 'right' }, { key: 'name' }, { key: 'type' }, { key: 'created_at', header: 'created' }];
+const columns: Column<List>[] = [
+  { key: 'id', align: 'right' },
+  { key: 'name' },
+  { key: 'type' },
+  { key: 'created_at', header: 'created' },
+];
 
 describe('tables that fit', () => {
   it('fits 80 columns by default (a pipe, a 0-column terminal), wrapping the widest cells, losing no word', async () => {
@@ -52,13 +69,16 @@ describe('tables that fit', () => {
   it('keeps names whole while the text columns can wrap instead, and never cuts a value off', async () => {
     expect(fitColumns([30, 60, 23], 80, [28, 10, 21])).toEqual([30, 23, 23]);
     const c = capture({ width: 40 });
-    await c.out.list([{ column: 'bank_account_number_of_the_primary_account', name: 'Bank Account Number' }], [{ key: 'column' }, { key: 'name' }]);
+    await c.out.list(
+      [{ column: 'bank_account_number_of_the_primary_account', name: 'Bank Account Number' }],
+      [{ key: 'column' }, { key: 'name' }],
+    );
     expect(widest(c.text())).toBeLessThanOrEqual(40);
     expect(c.text()).not.toContain('…');
     expect(c.text().replace(/[│\s]/g, '')).toContain('bank_account_number_of_the_primary_account'.slice(0, 20));
   });
 
-  it('the width: COLUMNS, else a terminal\'s own, else 80', () => {
+  it("the width: COLUMNS, else a terminal's own, else 80", () => {
     const tty = Object.assign(new PassThrough(), { isTTY: true, columns: 132 });
     expect(outputWidth(tty, {})).toBe(132);
     expect(outputWidth(tty, { COLUMNS: '100' })).toBe(100);
@@ -68,7 +88,13 @@ describe('tables that fit', () => {
 
   it('one record: long values wrap under themselves', async () => {
     const c = capture({ width: 60 });
-    await c.out.record({ user_agent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0', id: 7 }, [{ key: 'user_agent' }, { key: 'id' }]);
+    await c.out.record(
+      {
+        user_agent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0',
+        id: 7,
+      },
+      [{ key: 'user_agent' }, { key: 'id' }],
+    );
     const lines = c.text().trimEnd().split('\n');
     expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(60);
     expect(lines[1]).toMatch(/^ {12}\S/);
@@ -76,7 +102,7 @@ describe('tables that fit', () => {
     expect(wrapText('abc def', 3)).toEqual(['abc', 'def']);
   });
 
-  it('neutral headers: no red (cli-table3\'s default) with colour on', async () => {
+  it("neutral headers: no red (cli-table3's default) with colour on", async () => {
     const c = capture({ color: true });
     await c.out.list(lists, columns);
     expect(c.text()).not.toContain('\u001b[31m');
@@ -84,7 +110,7 @@ describe('tables that fit', () => {
 });
 
 describe('times for people', () => {
-  it('local time with its offset by default, UTC with --utc; JSON keeps the service\'s value', async () => {
+  it("local time with its offset by default, UTC with --utc; JSON keeps the service's value", async () => {
     const local = capture({ width: 200, time: { zone: 'America/Chicago' } });
     await local.out.list(lists, columns);
     expect(local.text()).toContain('2026-01-15 03:30:00 -06:00');

@@ -10,12 +10,17 @@ import {
 import { expectIssue, expectValid, withField } from './helpers.js';
 
 describe('TokenRequestSchema', () => {
-  const form = { grant_type: 'client_credentials', client_id: '9f1c2d3e-0000-4000-8000-000000000001', client_secret: 's3cret' };
+  const form = {
+    grant_type: 'client_credentials',
+    client_id: '9f1c2d3e-0000-4000-8000-000000000001',
+    client_secret: 's3cret',
+  };
 
   it('accepts the client credentials form', () => expectValid(TokenRequestSchema, form));
 
   it('requires every field', () => {
-    for (const field of Object.keys(form)) expectIssue(TokenRequestSchema, withField(form, field, undefined), field, 'required');
+    for (const field of Object.keys(form))
+      expectIssue(TokenRequestSchema, withField(form, field, undefined), field, 'required');
   });
 
   it('refuses another grant type, an empty secret and unknown fields such as scope', () => {
@@ -27,9 +32,19 @@ describe('TokenRequestSchema', () => {
 
 describe('token responses', () => {
   it('parses a token response and tolerates extra fields', () => {
-    const parsed = TokenResponseSchema.parse({ token_type: 'Bearer', expires_in: 3600, access_token: 'a.b.c', extra: 1 });
+    const parsed = TokenResponseSchema.parse({
+      token_type: 'Bearer',
+      expires_in: 3600,
+      access_token: 'a.b.c',
+      extra: 1,
+    });
     expect(parsed.expires_in).toBe(3600);
-    expectIssue(TokenResponseSchema, { token_type: 'Bearer', expires_in: 3600.5, access_token: 'x' }, 'expires_in', 'int');
+    expectIssue(
+      TokenResponseSchema,
+      { token_type: 'Bearer', expires_in: 3600.5, access_token: 'x' },
+      'expires_in',
+      'int',
+    );
     expectIssue(TokenResponseSchema, { token_type: 'Bearer', expires_in: 3600 }, 'access_token', 'required');
   });
 

@@ -26,8 +26,9 @@ describe('IsoDateSchema', () => {
     (date) => expectOnlyIssueAt(IsoDateSchema, date, '', 'is not a real calendar date'),
   );
 
-  it.each(['2026-1-05', '05/01/2026', '2026-01-05T00:00:00Z', '', ' 2026-01-05'])('refuses the format of "%s"', (date) =>
-    expectOnlyIssueAt(IsoDateSchema, date, '', 'YYYY-MM-DD'),
+  it.each(['2026-1-05', '05/01/2026', '2026-01-05T00:00:00Z', '', ' 2026-01-05'])(
+    'refuses the format of "%s"',
+    (date) => expectOnlyIssueAt(IsoDateSchema, date, '', 'YYYY-MM-DD'),
   );
 
   it('gives one message per bad value', () => {
@@ -36,7 +37,9 @@ describe('IsoDateSchema', () => {
 });
 
 describe('IsoDateTimeSchema', () => {
-  it.each(['2026-01-05T00:00:00Z', '2024-02-29T23:59:59Z'])('accepts %s', (value) => expectValid(IsoDateTimeSchema, value));
+  it.each(['2026-01-05T00:00:00Z', '2024-02-29T23:59:59Z'])('accepts %s', (value) =>
+    expectValid(IsoDateTimeSchema, value),
+  );
 
   it.each([
     '2026-01-05T00:00:00.000Z',

@@ -16,7 +16,12 @@ describe('DryRunRequestSchema', () => {
 
   it('needs SSN or email', () => {
     expectIssue(DryRunRequestSchema, {}, 'social_security_number', 'required when email is absent');
-    expectIssue(DryRunRequestSchema, { underwriting_cost_lookback_window: 3 }, 'email', 'required when social_security_number is absent');
+    expectIssue(
+      DryRunRequestSchema,
+      { underwriting_cost_lookback_window: 3 },
+      'email',
+      'required when social_security_number is absent',
+    );
   });
 
   it('checks the SSN and email formats', () => {

@@ -12,7 +12,12 @@ import { expectIssue, expectValid } from './helpers.js';
 
 describe('LeadIdsQuerySchema', () => {
   it('accepts every documented parameter and reads per_page from a query string', () => {
-    const parsed = LeadIdsQuerySchema.parse({ date: '2024-01-05', datetime: '2024-01-05T10:00:00Z', per_page: '3', cursor: 'abc' });
+    const parsed = LeadIdsQuerySchema.parse({
+      date: '2024-01-05',
+      datetime: '2024-01-05T10:00:00Z',
+      per_page: '3',
+      cursor: 'abc',
+    });
     expect(parsed.per_page).toBe(3);
     expect(LeadIdsQuerySchema.parse({}).per_page).toBeUndefined();
   });
@@ -39,7 +44,12 @@ describe('LeadIdsPageSchema', () => {
   });
   it('refuses non-integer ids and missing links', () => {
     expectIssue(LeadIdsPageSchema, { ...page, data: ['1'] }, 'data[0]', 'expected number');
-    expectIssue(LeadIdsPageSchema, { ...page, links: { first: null, last: null, prev: null } }, 'links.next', 'required');
+    expectIssue(
+      LeadIdsPageSchema,
+      { ...page, links: { first: null, last: null, prev: null } },
+      'links.next',
+      'required',
+    );
   });
 });
 
@@ -59,12 +69,21 @@ describe('map ids and leads', () => {
   });
 
   it('parses a lead with values of any JSON type', () => {
-    expect(LeadResponseSchema.parse({ data: { m1: 1, m2: 10000, m3: 'Jane', m4: null, m5: true } }).data.m3).toBe('Jane');
+    expect(LeadResponseSchema.parse({ data: { m1: 1, m2: 10000, m3: 'Jane', m4: null, m5: true } }).data.m3).toBe(
+      'Jane',
+    );
     expectIssue(LeadResponseSchema, { data: [1, 2] }, 'data', 'expected record');
   });
 
   it('parses the dictionary', () => {
-    const entry = { id: 'm1', category: 'Lead', subcategory: 'Internal Lead Data', name: 'Lead ID', column: 'lead_id', type: 'Number' };
+    const entry = {
+      id: 'm1',
+      category: 'Lead',
+      subcategory: 'Internal Lead Data',
+      name: 'Lead ID',
+      column: 'lead_id',
+      type: 'Number',
+    };
     expectValid(DictionaryResponseSchema, { data: [entry] });
     const { column: _column, ...withoutColumn } = entry;
     expectIssue(DictionaryResponseSchema, { data: [withoutColumn] }, 'data[0].column', 'required');

@@ -148,7 +148,9 @@ describe('LegacyLeadSchema: required fields', () => {
 
   it('reports every problem of a bad lead in one pass', () => {
     const issues = issuesOf(LegacyLeadSchema, { ...withField(lead, 'api_key', undefined), zip: '7330', gender: 3 });
-    expect(issues.map((issue) => issue.path)).toEqual(expect.arrayContaining(['zip', 'gender', 'api_key', 'campaign_code']));
+    expect(issues.map((issue) => issue.path)).toEqual(
+      expect.arrayContaining(['zip', 'gender', 'api_key', 'campaign_code']),
+    );
   });
 });
 
@@ -254,14 +256,30 @@ describe('IncomeSourceSchema', () => {
     expectValid(IncomeSourceSchema, { ...neither, last_pay_amount: 900 });
   });
 
-  it.each(['employer_name', 'work_phone', 'months_at_job'])('requires %s when income_source is 1 (Employed)', (field) => {
-    expectIssue(IncomeSourceSchema, withField(employedIncome, field, undefined), field, 'required when income_source is 1 (Employed)');
-    expectValid(IncomeSourceSchema, { ...withField(employedIncome, field, undefined), income_source: 5 });
-    expectValid(IncomeSourceSchema, withField(withField(employedIncome, field, undefined), 'income_source', undefined));
-  });
+  it.each(['employer_name', 'work_phone', 'months_at_job'])(
+    'requires %s when income_source is 1 (Employed)',
+    (field) => {
+      expectIssue(
+        IncomeSourceSchema,
+        withField(employedIncome, field, undefined),
+        field,
+        'required when income_source is 1 (Employed)',
+      );
+      expectValid(IncomeSourceSchema, { ...withField(employedIncome, field, undefined), income_source: 5 });
+      expectValid(
+        IncomeSourceSchema,
+        withField(withField(employedIncome, field, undefined), 'income_source', undefined),
+      );
+    },
+  );
 
   it('treats a blank employer name as missing when employed', () => {
-    expectIssue(IncomeSourceSchema, { ...employedIncome, employer_name: '  ' }, 'employer_name', 'required when income_source is 1');
+    expectIssue(
+      IncomeSourceSchema,
+      { ...employedIncome, employer_name: '  ' },
+      'employer_name',
+      'required when income_source is 1',
+    );
   });
 
   it('reports the employer rule inside a lead with its full path', () => {
@@ -284,11 +302,21 @@ describe('IncomeSourceSchema', () => {
   it('checks its enums and dates', () => {
     expectIssue(IncomeSourceSchema, { ...employedIncome, income_source: 9 }, 'income_source', '8 (Other)');
     expectIssue(IncomeSourceSchema, { ...employedIncome, pay_frequency: 5 }, 'pay_frequency', '3 (Twice a Month)');
-    expectIssue(IncomeSourceSchema, { ...employedIncome, pay_frequency_type: 3 }, 'pay_frequency_type', '2 (Weekday-Based)');
+    expectIssue(
+      IncomeSourceSchema,
+      { ...employedIncome, pay_frequency_type: 3 },
+      'pay_frequency_type',
+      '2 (Weekday-Based)',
+    );
     expectIssue(IncomeSourceSchema, { ...employedIncome, payment_type: 4 }, 'payment_type', '3 (Direct Deposit)');
     expectIssue(IncomeSourceSchema, { ...employedIncome, compensation_type: 3 }, 'compensation_type', '2 (Salary)');
     expectIssue(IncomeSourceSchema, { ...employedIncome, employment_type: 3 }, 'employment_type', '2 (Part-Time)');
-    expectIssue(IncomeSourceSchema, { ...employedIncome, next_pay_date: '2026-02-30' }, 'next_pay_date', 'not a real calendar date');
+    expectIssue(
+      IncomeSourceSchema,
+      { ...employedIncome, next_pay_date: '2026-02-30' },
+      'next_pay_date',
+      'not a real calendar date',
+    );
     expectIssue(IncomeSourceSchema, { ...employedIncome, monthly_income: -1 }, 'monthly_income', '0 or more');
   });
 });
@@ -302,12 +330,32 @@ describe('BankAccountSchema', () => {
   );
 
   it('checks digits, lengths and the account type', () => {
-    expectIssue(BankAccountSchema, { ...bankAccount, bank_routing_number: '021-000-021' }, 'bank_routing_number', '9 digits');
-    expectIssue(BankAccountSchema, { ...bankAccount, bank_routing_number: '0210000210' }, 'bank_routing_number', '9 digits');
-    expectIssue(BankAccountSchema, { ...bankAccount, bank_account_number: '1234-5678' }, 'bank_account_number', 'no delimiters');
+    expectIssue(
+      BankAccountSchema,
+      { ...bankAccount, bank_routing_number: '021-000-021' },
+      'bank_routing_number',
+      '9 digits',
+    );
+    expectIssue(
+      BankAccountSchema,
+      { ...bankAccount, bank_routing_number: '0210000210' },
+      'bank_routing_number',
+      '9 digits',
+    );
+    expectIssue(
+      BankAccountSchema,
+      { ...bankAccount, bank_account_number: '1234-5678' },
+      'bank_account_number',
+      'no delimiters',
+    );
     expectIssue(BankAccountSchema, { ...bankAccount, months_at_bank: 1000 }, 'months_at_bank', 'at most 3 digits');
     expectIssue(BankAccountSchema, { ...bankAccount, bank_phone: '(512) 555-0111' }, 'bank_phone', '10 digits');
-    expectIssue(BankAccountSchema, { ...bankAccount, bank_account_type: 3 }, 'bank_account_type', '1 (Checking), 2 (Savings)');
+    expectIssue(
+      BankAccountSchema,
+      { ...bankAccount, bank_account_type: 3 },
+      'bank_account_type',
+      '1 (Checking), 2 (Savings)',
+    );
   });
 });
 
@@ -324,10 +372,25 @@ describe('price reject', () => {
   it('accepts the follow-up body and refuses a bad one', () => {
     expectValid(PriceRejectAcceptSchema, { api_key: 'campaign-key', price_reject_offer_id: 3 });
     expectIssue(PriceRejectAcceptSchema, { api_key: 'k' }, 'price_reject_offer_id', 'required');
-    expectIssue(PriceRejectAcceptSchema, { api_key: 'k', price_reject_offer_id: '3' }, 'price_reject_offer_id', 'expected number');
-    expectIssue(PriceRejectAcceptSchema, { api_key: 'k', price_reject_offer_id: 1.5 }, 'price_reject_offer_id', 'positive whole number');
+    expectIssue(
+      PriceRejectAcceptSchema,
+      { api_key: 'k', price_reject_offer_id: '3' },
+      'price_reject_offer_id',
+      'expected number',
+    );
+    expectIssue(
+      PriceRejectAcceptSchema,
+      { api_key: 'k', price_reject_offer_id: 1.5 },
+      'price_reject_offer_id',
+      'positive whole number',
+    );
     expectIssue(PriceRejectAcceptSchema, { price_reject_offer_id: 3 }, 'api_key', 'required');
-    expectIssue(PriceRejectAcceptSchema, { api_key: 'k', price_reject_offer_id: 3, first_name: 'x' }, 'first_name', 'unknown field');
+    expectIssue(
+      PriceRejectAcceptSchema,
+      { api_key: 'k', price_reject_offer_id: 3, first_name: 'x' },
+      'first_name',
+      'unknown field',
+    );
   });
 
   it('parses offers', () => {

@@ -30,7 +30,9 @@ describe('SSN', () => {
   });
 
   it.each(['123-45-6789', '12345678', '1234567890', '12345678a', '', ' 23456789'])('"%s" is badly formatted', (ssn) => {
-    expect(validateListItem('Social Security Numbers', ssn)).toBe('SSN must be exactly 9 digits with no dashes or spaces');
+    expect(validateListItem('Social Security Numbers', ssn)).toBe(
+      'SSN must be exactly 9 digits with no dashes or spaces',
+    );
   });
 
   it('checks the group and serial only on the right digits', () => {

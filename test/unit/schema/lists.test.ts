@@ -45,7 +45,8 @@ describe('ListWriteSchema', () => {
   it('accepts a valid body', () => expectValid(ListWriteSchema, body));
 
   it('requires all three fields', () => {
-    for (const field of ['list', 'name', 'type']) expectIssue(ListWriteSchema, withField(body, field, undefined), field, 'required');
+    for (const field of ['list', 'name', 'type'])
+      expectIssue(ListWriteSchema, withField(body, field, undefined), field, 'required');
   });
 
   it('limits the name to 255 characters and refuses an empty one', () => {
@@ -152,6 +153,7 @@ describe('ListIdSchema', () => {
     const { ListIdSchema } = await import('../../../src/schema/index.js');
     expect(ListIdSchema.parse('12')).toBe(12);
     expect(ListIdSchema.parse(12)).toBe(12);
-    for (const bad of ['0', '-1', 'abc', '1.5', 0, 2.5]) expect(ListIdSchema.safeParse(bad).success, String(bad)).toBe(false);
+    for (const bad of ['0', '-1', 'abc', '1.5', 0, 2.5])
+      expect(ListIdSchema.safeParse(bad).success, String(bad)).toBe(false);
   });
 });

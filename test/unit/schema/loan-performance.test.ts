@@ -70,7 +70,9 @@ describe('enums', () => {
     expect(LOAN_STATUSES).toContain('Paid In Full');
     expect(PAYMENT_TYPES).toContain('Makeup Payment');
     expect(PAYMENT_STATUSES).toContain('Partially Paid');
-    expect(PAYMENT_MODES).toEqual(expect.arrayContaining(['Money Gram', 'Loan Transfer', 'Western Union', 'ACH Collection']));
+    expect(PAYMENT_MODES).toEqual(
+      expect.arrayContaining(['Money Gram', 'Loan Transfer', 'Western Union', 'ACH Collection']),
+    );
     expect(PAYMENT_MODES.indexOf('Money Gram')).toBeLessThan(PAYMENT_MODES.indexOf('Wire Transfer'));
     expect(PAYMENT_MODES.indexOf('Western Union')).toBeGreaterThan(PAYMENT_MODES.indexOf('Wire Transfer'));
   });
@@ -80,10 +82,20 @@ describe('enums', () => {
   });
 
   it('refuses values spelled differently and lists the allowed ones', () => {
-    expectIssue(LoanUpsertSchema, { ...loan, loan_type: 'Line of Credit' }, 'loan_type', 'must be one of: Payday, Installment');
+    expectIssue(
+      LoanUpsertSchema,
+      { ...loan, loan_type: 'Line of Credit' },
+      'loan_type',
+      'must be one of: Payday, Installment',
+    );
     expectIssue(LoanUpsertSchema, { ...loan, loan_status: 'paid in full' }, 'loan_status', 'must be one of');
     expectIssue(LoanUpsertSchema, { ...loan, application_type: 'Refinance' }, 'application_type', 'must be one of');
-    expectIssue(BatchPaymentSchema, { ...batchPayment, payment_mode: 'Transfer Service A' }, 'payment_mode', 'must be one of');
+    expectIssue(
+      BatchPaymentSchema,
+      { ...batchPayment, payment_mode: 'Transfer Service A' },
+      'payment_mode',
+      'must be one of',
+    );
     expectIssue(BatchPaymentSchema, { ...batchPayment, payment_type: 'payoff' }, 'payment_type', 'must be one of');
     expectIssue(BatchPaymentSchema, { ...batchPayment, payment_status: 'Bounced' }, 'payment_status', 'must be one of');
   });
@@ -100,18 +112,26 @@ describe('CustomerUpsertSchema and LeadLoanSchema', () => {
 
   it('requires customer_id and lead_loan', () => {
     expectIssue(CustomerUpsertSchema, { lead_loan: leadLoan }, 'customer_id', 'required');
-    expectIssue(CustomerUpsertSchema, { customer_id: '' , lead_loan: leadLoan }, 'customer_id', 'must not be empty');
+    expectIssue(CustomerUpsertSchema, { customer_id: '', lead_loan: leadLoan }, 'customer_id', 'must not be empty');
     expectIssue(CustomerUpsertSchema, { customer_id: 'C-1' }, 'lead_loan', 'required');
   });
 
   it.each(['loan_id', 'lead_id', 'loan_amount', 'applied_at'])('requires lead_loan.%s', (field) => {
-    expectIssue(CustomerUpsertSchema, { customer_id: 'C', lead_loan: withField(leadLoan, field, undefined) }, `lead_loan.${field}`, 'required');
+    expectIssue(
+      CustomerUpsertSchema,
+      { customer_id: 'C', lead_loan: withField(leadLoan, field, undefined) },
+      `lead_loan.${field}`,
+      'required',
+    );
   });
 
   it('requires lead_id even when management_system_id is given, and refuses management_system_id', () => {
     const issues = issuesOf(LeadLoanSchema, { ...withField(leadLoan, 'lead_id', undefined), management_system_id: 3 });
     expect(issues).toContainEqual({ path: 'lead_id', message: 'required' });
-    expect(issues).toContainEqual({ path: 'management_system_id', message: expect.stringContaining('not accepted in lead_loan') });
+    expect(issues).toContainEqual({
+      path: 'management_system_id',
+      message: expect.stringContaining('not accepted in lead_loan'),
+    });
   });
 
   it('refuses the loan fields a lead loan does not carry', () => {
@@ -153,14 +173,34 @@ describe('LoanUpsertSchema', () => {
   });
 
   it('checks dates and datetimes', () => {
-    expectIssue(LoanUpsertSchema, { ...loan, first_payment_date: '2026-02-30' }, 'first_payment_date', 'not a real calendar date');
-    expectIssue(LoanUpsertSchema, { ...loan, applied_at: '2026-01-05T14:30:00.000Z' }, 'applied_at', 'YYYY-MM-DDTHH:mm:ssZ');
+    expectIssue(
+      LoanUpsertSchema,
+      { ...loan, first_payment_date: '2026-02-30' },
+      'first_payment_date',
+      'not a real calendar date',
+    );
+    expectIssue(
+      LoanUpsertSchema,
+      { ...loan, applied_at: '2026-01-05T14:30:00.000Z' },
+      'applied_at',
+      'YYYY-MM-DDTHH:mm:ssZ',
+    );
     expectIssue(LoanUpsertSchema, { ...loan, esigned_at: '2026-01-05' }, 'esigned_at', 'YYYY-MM-DDTHH:mm:ssZ');
-    expectIssue(LoanUpsertSchema, { ...loan, originated_at: '2026-02-29T10:00:00Z' }, 'originated_at', 'not a real date and time');
+    expectIssue(
+      LoanUpsertSchema,
+      { ...loan, originated_at: '2026-02-29T10:00:00Z' },
+      'originated_at',
+      'not a real date and time',
+    );
   });
 
   it('refuses is_lead_loan, which belongs to batch loans only, and unknown fields', () => {
-    expectIssue(LoanUpsertSchema, { ...loan, is_lead_loan: true }, 'is_lead_loan', 'only part of loans in a customer batch');
+    expectIssue(
+      LoanUpsertSchema,
+      { ...loan, is_lead_loan: true },
+      'is_lead_loan',
+      'only part of loans in a customer batch',
+    );
     expectIssue(LoanUpsertSchema, { ...loan, payments: [] }, 'payments', 'unknown field');
   });
 });
@@ -176,12 +216,27 @@ describe('PaymentUpsertSchema', () => {
   });
 
   it('needs lead_id or management_system_id', () => {
-    expectIssue(PaymentUpsertSchema, { loan_id: 'L', payment_id: 'P' }, 'lead_id', 'required when management_system_id is absent');
+    expectIssue(
+      PaymentUpsertSchema,
+      { loan_id: 'L', payment_id: 'P' },
+      'lead_id',
+      'required when management_system_id is absent',
+    );
   });
 
   it('requires returned_at with return_code and failed_at with fail_code', () => {
-    expectIssue(PaymentUpsertSchema, { ...singlePayment, return_code: 'R01' }, 'returned_at', 'required when return_code is given');
-    expectIssue(PaymentUpsertSchema, { ...singlePayment, fail_code: 'F1' }, 'failed_at', 'required when fail_code is given');
+    expectIssue(
+      PaymentUpsertSchema,
+      { ...singlePayment, return_code: 'R01' },
+      'returned_at',
+      'required when return_code is given',
+    );
+    expectIssue(
+      PaymentUpsertSchema,
+      { ...singlePayment, fail_code: 'F1' },
+      'failed_at',
+      'required when fail_code is given',
+    );
     expectValid(PaymentUpsertSchema, { ...singlePayment, return_code: 'R01', returned_at: '2026-02-18T00:00:00Z' });
     expectValid(PaymentUpsertSchema, { ...singlePayment, fail_code: 'F1', failed_at: '2026-02-18T00:00:00Z' });
     expectValid(PaymentUpsertSchema, { ...singlePayment, returned_at: '2026-02-18T00:00:00Z' });
@@ -191,8 +246,18 @@ describe('PaymentUpsertSchema', () => {
     for (const field of ['payment_amount', 'principal', 'interest', 'fees']) {
       expectIssue(PaymentUpsertSchema, { ...singlePayment, [field]: 1.25 }, field, 'whole number of cents');
     }
-    expectIssue(PaymentUpsertSchema, { ...singlePayment, bank_routing_number: '02100002' }, 'bank_routing_number', '9 digits');
-    expectIssue(PaymentUpsertSchema, { ...singlePayment, bank_account_number: '' }, 'bank_account_number', 'must not be empty');
+    expectIssue(
+      PaymentUpsertSchema,
+      { ...singlePayment, bank_routing_number: '02100002' },
+      'bank_routing_number',
+      '9 digits',
+    );
+    expectIssue(
+      PaymentUpsertSchema,
+      { ...singlePayment, bank_account_number: '' },
+      'bank_account_number',
+      'must not be empty',
+    );
   });
 });
 
@@ -217,14 +282,34 @@ describe('batch shapes', () => {
 
   it('requires payment_at and refuses bank fields in batch payments', () => {
     expectIssue(BatchPaymentSchema, withField(batchPayment, 'payment_at', undefined), 'payment_at', 'required');
-    expectIssue(BatchPaymentSchema, { ...batchPayment, bank_routing_number: '021000021' }, 'bank_routing_number', 'not accepted in batch payments');
-    expectIssue(BatchPaymentSchema, { ...batchPayment, bank_account_number: '1' }, 'bank_account_number', 'not accepted in batch payments');
+    expectIssue(
+      BatchPaymentSchema,
+      { ...batchPayment, bank_routing_number: '021000021' },
+      'bank_routing_number',
+      'not accepted in batch payments',
+    );
+    expectIssue(
+      BatchPaymentSchema,
+      { ...batchPayment, bank_account_number: '1' },
+      'bank_account_number',
+      'not accepted in batch payments',
+    );
     expectIssue(BatchPaymentSchema, { ...batchPayment, loan_id: 'L-1' }, 'loan_id', 'unknown field');
   });
 
   it('applies return and fail rules to batch payments', () => {
-    expectIssue(BatchPaymentSchema, { ...batchPayment, return_code: 'R01' }, 'returned_at', 'required when return_code is given');
-    expectIssue(BatchPaymentSchema, { ...batchPayment, fail_code: 'X' }, 'failed_at', 'required when fail_code is given');
+    expectIssue(
+      BatchPaymentSchema,
+      { ...batchPayment, return_code: 'R01' },
+      'returned_at',
+      'required when return_code is given',
+    );
+    expectIssue(
+      BatchPaymentSchema,
+      { ...batchPayment, fail_code: 'X' },
+      'failed_at',
+      'required when fail_code is given',
+    );
   });
 
   it('requires customer_id and a non-empty loans array', () => {
@@ -234,22 +319,43 @@ describe('batch shapes', () => {
   });
 
   it('takes 1 to 1000 customers', () => {
-    const full = { customers: Array.from({ length: MAX_BATCH_CUSTOMERS }, (_, i) => ({ ...customer, customer_id: `C-${i}` })) };
+    const full = {
+      customers: Array.from({ length: MAX_BATCH_CUSTOMERS }, (_, i) => ({ ...customer, customer_id: `C-${i}` })),
+    };
     expectValid(CustomerBatchSchema, full);
-    expectIssue(CustomerBatchSchema, { customers: [...full.customers, customer] }, 'customers', 'at most 1000 customers');
+    expectIssue(
+      CustomerBatchSchema,
+      { customers: [...full.customers, customer] },
+      'customers',
+      'at most 1000 customers',
+    );
     expectIssue(CustomerBatchSchema, { customers: [] }, 'customers', 'at least one customer');
     expectIssue(CustomerBatchSchema, {}, 'customers', 'required');
   });
 
   it('renders deep paths with brackets', () => {
-    const bad = { customers: [customer, customer, customer, { ...customer, loans: [{ ...batchLoan, payments: [batchPayment, batchPayment, withField(batchPayment, 'payment_at', undefined)] }] }] };
+    const bad = {
+      customers: [
+        customer,
+        customer,
+        customer,
+        {
+          ...customer,
+          loans: [
+            { ...batchLoan, payments: [batchPayment, batchPayment, withField(batchPayment, 'payment_at', undefined)] },
+          ],
+        },
+      ],
+    };
     expectIssue(CustomerBatchSchema, bad, 'customers[3].loans[0].payments[2].payment_at', 'required');
   });
 });
 
 describe('batch skipping helpers', () => {
   it('finds the object an issue belongs to', () => {
-    expect(batchIssueOwner(['customers', 3, 'loans', 0, 'payments', 2, 'payment_at'])).toBe('customers.3.loans.0.payments.2');
+    expect(batchIssueOwner(['customers', 3, 'loans', 0, 'payments', 2, 'payment_at'])).toBe(
+      'customers.3.loans.0.payments.2',
+    );
     expect(batchIssueOwner(['customers', 3, 'loans'])).toBe('customers.3');
     expect(batchIssueOwner(['customers', 3, 'loans', 1])).toBe('customers.3.loans.1');
     expect(batchIssueOwner(['customers'])).toBe('');
@@ -289,7 +395,9 @@ describe('responses', () => {
       },
     };
     expect(BatchResponseSchema.parse(body).data.skipped[0]!.path).toBe('customers.3.loans.0.payments.2');
-    expectValid(BatchResponseSchema, { data: { ...body.data, skipped: [{ path: 'customers.1', id: null, errors: [] }] } });
+    expectValid(BatchResponseSchema, {
+      data: { ...body.data, skipped: [{ path: 'customers.1', id: null, errors: [] }] },
+    });
     expectIssue(BatchResponseSchema, { data: { skipped: [] } }, 'data.accepted', 'required');
   });
 });
