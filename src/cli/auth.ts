@@ -300,7 +300,7 @@ const logout: Handler<LogoutOptions> = async (ctx, _args, opts) => {
     // A profile removed leaves no record of what it sent, and no key, behind.
     const [{ forgetProfile }, { stateDir }] = await Promise.all([
       import('../jobs/delta/record.js'),
-      import('../jobs/push/state-dir.js'),
+      import('../config/state-dir.js'),
     ]);
     forgetProfile(stateDir(ctx.io.env), ctx.config.dir, name);
   }

@@ -6,7 +6,7 @@ const SHELLS = ['bash', 'zsh', 'fish'];
 
 const completion: Handler = async (ctx, args, _opts, cmd) => {
   const { completionScript } = await import('../output/completion.js');
-  const { packageVersion } = await import('./main.js');
+  const { packageVersion } = await import('../version.js');
   let root: Command = cmd;
   while (root.parent) root = root.parent;
   await ctx.output.write(completionScript(args[0] as 'bash' | 'zsh' | 'fish', root, packageVersion()));

@@ -7,10 +7,11 @@ import { UsageError } from '../errors.js';
 import { createProgress, progressModeFor, type Progress } from '../output/progress.js';
 import { Output, outputWidth } from '../output/render.js';
 import { localZone } from '../output/time.js';
-import type { IO } from './io.js';
+import type { IO } from '../io/io.js';
 
-export const OUTPUT_FORMATS = ['table', 'json', 'ndjson', 'csv'] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+import type { OutputFormat } from '../io/output-format.js';
+
+export type { OutputFormat };
 
 /** Global flags as the user gave them, resolved against the terminal and environment. */
 export interface GlobalOptions {
@@ -71,7 +72,11 @@ export interface CommandContext {
   quickApi(timeoutMs: number): Promise<ApiClient>;
   /** Frees connections and finishes progress output; main calls it after the handler. */
   dispose(): Promise<void>;
+  /** Runs another leadctl command line in-process (the demo's steps): `main`, handed in by main itself. */
+  runCommand: RunCommand;
 }
+
+export type RunCommand = (argv: string[], io: IO) => Promise<number>;
 
 export function resolveGlobals(io: IO, raw: Record<string, unknown>): GlobalOptions {
   const explicit = typeof raw.output === 'string';
@@ -105,7 +110,7 @@ export function createLogger(io: IO, globals: Pick<GlobalOptions, 'quiet' | 'ver
   };
 }
 
-export function createContext(io: IO, raw: Record<string, unknown>): CommandContext {
+export function createContext(io: IO, raw: Record<string, unknown>, runCommand: RunCommand): CommandContext {
   const globals = resolveGlobals(io, raw);
   const log = createLogger(io, globals);
   const dir = configDir(io.env);
@@ -158,9 +163,8 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
       import('../output/mask.js'),
       import('../config/credentials.js'),
       import('../config/lists-path.js'),
-      import('../jobs/push/state-dir.js'),
-      // Already loaded: main is what runs the command.
-      import('./main.js'),
+      import('../config/state-dir.js'),
+      import('../version.js'),
     ]);
     const profiles = await config.store();
     const resolved = credentials.resolveCredentials(
@@ -210,6 +214,7 @@ export function createContext(io: IO, raw: Record<string, unknown>): CommandCont
     globals,
     log,
     config,
+    runCommand,
     output: new Output(io.stdout, {
       format: globals.output,
       color: globals.color && io.stdout.isTTY === true,

@@ -16,11 +16,7 @@ function hasCommand(root: Command, path: string[]): boolean {
 }
 
 const demo: Handler<DemoOptions> = async (ctx, _args, opts, cmd) => {
-  const [{ runDemo }, { main }, { ExitCode }] = await Promise.all([
-    import('../jobs/demo.js'),
-    import('./main.js'),
-    import('../errors.js'),
-  ]);
+  const [{ runDemo }, { ExitCode }] = await Promise.all([import('../jobs/demo.js'), import('../errors.js')]);
   let root: Command = cmd;
   while (root.parent) root = root.parent;
   // With --output json, stdout carries one summary document; the show goes to stderr.
@@ -28,7 +24,7 @@ const demo: Handler<DemoOptions> = async (ctx, _args, opts, cmd) => {
   const narrate = json ? ctx.io.stderr : ctx.io.stdout;
   const { report, interrupted } = await runDemo({
     io: ctx.io,
-    runCommand: main,
+    runCommand: ctx.runCommand,
     hasCommand: (path) => hasCommand(root, path),
     keep: opts.keep === true,
     narrate,

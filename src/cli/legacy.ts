@@ -66,7 +66,7 @@ async function showResult(
 ): Promise<void> {
   if (!ctx.output.isHuman) return;
   const [{ legacyResultText }, { OFFER_COLUMNS }] = await Promise.all([
-    import('../output/legacy-result.js'),
+    import('./views/legacy-result.js'),
     import('../output/offers.js'),
   ]);
   const text = legacyResultText(response, { title, receivedAt, now: ctx.io.now() });
@@ -77,7 +77,7 @@ async function showResult(
 
 async function showRecords(
   ctx: CommandContext,
-  records: import('../output/legacy-result.js').LegacyResultRecord[],
+  records: import('./views/legacy-result.js').LegacyResultRecord[],
   single: boolean,
 ): Promise<void> {
   if (ctx.output.isHuman) return;
@@ -95,7 +95,7 @@ const post: Handler<PostOptions> = async (ctx, args, opts) => {
     import('../ingest/legacy/input.js'),
     import('../ingest/legacy/prepare.js'),
     import('../jobs/legacy-post.js'),
-    import('../output/legacy-result.js'),
+    import('./views/legacy-result.js'),
     import('../errors.js'),
   ]);
   const stampZone = checkStampZone(opts.stampZone);
@@ -151,7 +151,7 @@ const post: Handler<PostOptions> = async (ctx, args, opts) => {
   }
 
   const api = await ctx.api();
-  const records: import('../output/legacy-result.js').LegacyResultRecord[] = [];
+  const records: import('./views/legacy-result.js').LegacyResultRecord[] = [];
   const outcomes: import('../jobs/legacy-post.js').LegacyOutcome[] = [];
   for (const [i, lead] of checked.leads.entries()) {
     let response: LegacyResponse;
@@ -191,7 +191,7 @@ const acceptOffer: Handler<AcceptOptions> = async (ctx, _args, opts) => {
   const [{ PriceRejectAcceptSchema, formatZodIssues }, job, { legacyResultRecord }, errors] = await Promise.all([
     import('../schema/index.js'),
     import('../jobs/legacy-post.js'),
-    import('../output/legacy-result.js'),
+    import('./views/legacy-result.js'),
     import('../errors.js'),
   ]);
   const apiKey = await readApiKey(ctx, opts, false);

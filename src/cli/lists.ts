@@ -37,7 +37,7 @@ const pageNumber = (value: string): number => {
 function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
   return async (ctx, args, opts) => {
     const job = await import('../jobs/list-upload.js');
-    const { describeCsvFrom, describeRead } = await import('../output/list-report.js');
+    const { describeCsvFrom, describeRead } = await import('./views/list-report.js');
     const { InterruptedError } = await import('../errors.js');
     const id = mode === 'update' ? (args[0] as number) : undefined;
     const input = (mode === 'update' ? args[1] : args[0]) as string;
@@ -153,7 +153,7 @@ function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
 async function openRecord(ctx: CommandContext, create: boolean) {
   const [{ DeltaRecord }, { stateDir }] = await Promise.all([
     import('../jobs/delta/record.js'),
-    import('../jobs/push/state-dir.js'),
+    import('../config/state-dir.js'),
   ]);
   const resolved = await ctx.config.credentials();
   return DeltaRecord.open(
@@ -234,7 +234,7 @@ const diff: Handler<DiffOptions> = async (ctx, args, opts) => {
 };
 
 async function report(ctx: CommandContext, result: import('../jobs/list-upload.js').ListUploadResult): Promise<number> {
-  const { printProblems, SUMMARY_COLUMNS } = await import('../output/list-report.js');
+  const { printProblems, SUMMARY_COLUMNS } = await import('./views/list-report.js');
   const { ExitCode, InputError, ValidationError } = await import('../errors.js');
   const s = result.summary;
   const details = { summary: s, problems: result.problems, problem_count: result.problemCount };
@@ -292,7 +292,7 @@ async function report(ctx: CommandContext, result: import('../jobs/list-upload.j
 }
 
 const get: Handler = async (ctx, args) => {
-  const { LIST_COLUMNS, listJson } = await import('../output/list-report.js');
+  const { LIST_COLUMNS, listJson } = await import('./views/list-report.js');
   const list = await (await ctx.api()).getList(args[0] as number);
   await ctx.output.record(list, LIST_COLUMNS, { json: listJson(list) });
 };
@@ -300,7 +300,7 @@ const get: Handler = async (ctx, args) => {
 const ls: Handler<LsOptions> = async (ctx, _args, opts) => {
   const { UsageError } = await import('../errors.js');
   if (opts.all && opts.page !== undefined) throw new UsageError('--page and --all cannot be used together');
-  const { LIST_COLUMNS, listJson } = await import('../output/list-report.js');
+  const { LIST_COLUMNS, listJson } = await import('./views/list-report.js');
   const api = await ctx.api();
   if (opts.all) {
     const lists = [];

@@ -1,17 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { ExitCode, LeadctlError, UsageError } from '../errors.js';
 import type { Bind, Register } from './command.js';
-import { createContext, OUTPUT_FORMATS } from './context.js';
-import type { IO } from './io.js';
-import { INPUT_ENCODINGS, processIO, type InputEncoding } from './io.js';
+import { OUTPUT_FORMATS } from '../io/output-format.js';
+import { packageVersion } from '../version.js';
+import { createContext } from './context.js';
+import type { IO } from '../io/io.js';
+import { INPUT_ENCODINGS, processIO, type InputEncoding } from '../io/io.js';
 import { commandGroups } from './groups.js';
 import { COMMAND_EXAMPLES, examplesText } from './examples.js';
-
-export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
-}
 
 export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGroups): Command {
   const program = new Command('leadctl');
@@ -154,7 +150,7 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
         allowChanging: raw.allowChangingInput === true,
         delimiter: raw.delimiter as string | undefined,
       };
-      const ctx = createContext({ ...io, input, csv: { raw: raw.csvRaw === true } }, raw);
+      const ctx = createContext({ ...io, input, csv: { raw: raw.csvRaw === true } }, raw, main);
       // JSON asked for by name: the error is the run's one document on stdout. JSON only implied (stdout
       // piped): stdout is for data, so the error document goes to stderr (see JsonErrors).
       jsonErrors = ctx.globals.output !== 'json' ? 'none' : ctx.globals.outputExplicit ? 'stdout' : 'stderr';

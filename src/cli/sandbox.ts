@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
-import type { SandboxOptions } from '../sandbox/options.js';
+import type { SandboxOptions } from '../sandbox/index.js';
 import type { Handler, Register } from './command.js';
 
 /** The flags as commander gives them: the sandbox's options, with --latency and --max-body named as on the command line. */

@@ -17,7 +17,7 @@ async function profileName(ctx: Parameters<Handler>[0]): Promise<string> {
 const show: Handler = async (ctx) => {
   const [{ DeltaRecord }, { stateDir }] = await Promise.all([
     import('../jobs/delta/record.js'),
-    import('../jobs/push/state-dir.js'),
+    import('../config/state-dir.js'),
   ]);
   const resolved = await ctx.config.credentials();
   const target = {
@@ -56,7 +56,7 @@ const show: Handler = async (ctx) => {
 const forget: Handler<ForgetOptions> = async (ctx, _args, opts) => {
   const [{ forgetProfile }, { stateDir }, { confirm }] = await Promise.all([
     import('../jobs/delta/record.js'),
-    import('../jobs/push/state-dir.js'),
+    import('../config/state-dir.js'),
     import('../output/prompt.js'),
   ]);
   const name = await profileName(ctx);

@@ -1,8 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { IO } from '../cli/io.js';
+import type { IO } from '../io/io.js';
 import { UsageError } from '../errors.js';
-import { readAll } from '../output/prompt.js';
+import { readAll } from '../io/read-all.js';
 
 /**
  * A secret (client secret, campaign api key) read from standard input or a file: its first

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import { InputError } from '../errors.js';
-import type { IO, InputEncoding } from '../cli/io.js';
+import type { IO, InputEncoding } from '../io/io.js';
 
 /** An opened input: decoded text chunks (UTF-8 or UTF-16, BOM removed, gunzipped) and a name for messages. */
 export interface InputSource {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import type { IO, OutputStream, Signal } from '../cli/io.js';
+import type { IO, OutputStream, Signal } from '../io/io.js';
 import { DemoText } from '../output/demo-report.js';
 import type { DemoFile, DemoReport, DemoStepResult } from '../output/demo-report.js';
 import type { RunningSandbox } from '../sandbox/index.js';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { ApiClient } from '../api/client.js';
-import type { IO } from '../cli/io.js';
+import type { IO } from '../io/io.js';
 import { ExitCode, LeadctlError, UsageError, ValidationError } from '../errors.js';
 import { createDistinctSet, digitsToNumber, isNumericDistinctSet } from '../ingest/lists/dedupe.js';
 import { isRowProblem } from '../ingest/lists/cells.js';

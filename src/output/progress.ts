@@ -2,7 +2,7 @@
  * Progress of long runs on stderr: an ora spinner on a terminal, plain timestamped lines
  * otherwise (cron logs), nothing with --quiet or --output json.
  */
-import type { OutputStream } from '../cli/io.js';
+import type { OutputStream } from '../io/io.js';
 
 export interface Progress {
   /** Begins (or restarts) with a status text. */

@@ -4,7 +4,7 @@
  */
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import type { IO } from '../cli/io.js';
+import type { IO } from '../io/io.js';
 import { InterruptedError, UsageError } from '../errors.js';
 
 export async function ask(io: IO, question: string, options: { hidden?: boolean } = {}): Promise<string> {
@@ -34,14 +34,6 @@ export async function ask(io: IO, question: string, options: { hidden?: boolean 
     muted = false;
     rl.close();
   }
-}
-
-/** Everything on stdin as text (`--client-secret-stdin`). */
-export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream)
-    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**

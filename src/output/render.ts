@@ -3,8 +3,8 @@
  * NDJSON (one line per record) or CSV for scripts. The table and CSV libraries load only
  * when a result is printed in their format.
  */
-import type { OutputFormat } from '../cli/context.js';
-import type { OutputStream } from '../cli/io.js';
+import type { OutputFormat } from '../io/output-format.js';
+import type { OutputStream } from '../io/io.js';
 import { maskAccount, maskSsn } from './mask.js';
 import { formatTime, isIsoInstant, type TimeSettings } from './time.js';
 

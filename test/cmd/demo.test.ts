@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { IO } from '../../src/cli/io.js';
+import type { IO } from '../../src/io/io.js';
 import { main } from '../../src/cli/main.js';
 import { DEMO_STEPS } from '../../src/jobs/demo-steps.js';
 import type { DemoStep } from '../../src/jobs/demo-steps.js';

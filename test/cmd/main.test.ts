@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { main, packageVersion } from '../../src/cli/main.js';
+import { main } from '../../src/cli/main.js';
+import { packageVersion } from '../../src/version.js';
 import { memoryIO } from '../helpers/memory-io.js';
 
 describe('main(argv, io)', () => {

@@ -123,7 +123,7 @@ describe('dry-run (built binary against the sandbox)', () => {
       string,
       string
     >[];
-    expect(rows.map((row) => [row.applicant, row.pass, row.reason.replace(/:.*$/, '')])).toEqual([
+    expect(rows.map((row) => [row.applicant, row.pass, (row.reason ?? '').replace(/:.*$/, '')])).toEqual([
       ['Maria Gonzalez', 'false', 'previously_purchased'],
       ['Priya Shah', 'true', ''],
       ['Derek Whitfield', 'false', 'underwriting_cost'],

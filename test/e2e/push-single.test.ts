@@ -56,7 +56,7 @@ describe('single upserts, end to end', () => {
     const lines = rejectsOf(rejects);
     expect(
       lines
-        .filter((l) => /does not know customer/.test(l.reason))
+        .filter((l) => /does not know customer/.test(l.reason ?? ''))
         .map((l) => l.loan_id)
         .sort(),
     ).toEqual(['LN-1002', 'LN-1003', 'LN-1004', 'LN-1005', 'LN-1006', 'LN-1007', 'LN-1009', 'LN-1011', 'LN-1012']);

@@ -1,6 +1,6 @@
 import { PassThrough, Readable } from 'node:stream';
 import { EventEmitter } from 'node:events';
-import type { IO, Signal } from '../../src/cli/io.js';
+import type { IO, Signal } from '../../src/io/io.js';
 
 export interface MemoryIO extends IO {
   stdoutText(): string;

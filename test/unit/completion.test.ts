@@ -10,7 +10,7 @@ import { buildProgram } from '../../src/cli/main.js';
 import { completionScript, COMPLETION_SHELLS, programSpec } from '../../src/output/completion.js';
 import { allCommands } from '../../src/output/completion-spec.js';
 import { LIST_TYPE_ALIASES } from '../../src/schema/lists.js';
-import { OUTPUT_FORMATS } from '../../src/cli/context.js';
+import { OUTPUT_FORMATS } from '../../src/io/output-format.js';
 import { memoryIO } from '../helpers/memory-io.js';
 
 const noBind: Bind = () => async () => {};

@@ -1,6 +1,6 @@
 import { InputError, UsageError } from '../../errors.js';
 import { DryRunRequestSchema, formatZodIssues, type DryRunRequest, type LookbackWindow } from '../../schema/index.js';
-import type { IO } from '../../cli/io.js';
+import type { IO } from '../../io/io.js';
 import { normaliseSsn } from '../lists/normalise.js';
 import { openInput } from '../sources.js';
 import { checkHeaderNames, chooseDelimiter, EMPTY_INPUT_HINT, tableBatches, type TableRow } from '../table/reader.js';

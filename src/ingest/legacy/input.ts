@@ -1,5 +1,5 @@
 import { InputError } from '../../errors.js';
-import type { IO } from '../../cli/io.js';
+import type { IO } from '../../io/io.js';
 import { openInput } from '../sources.js';
 
 /** How the leads were laid out in the file; the output mirrors it (one object, or a list). */

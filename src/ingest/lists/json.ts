@@ -135,7 +135,7 @@ class JsonArrayScanner {
   }
 
   private cell(token: string): ListCell {
-    const c = token[0];
+    const c = token[0] ?? '';
     if (c === '"') {
       try {
         return token.indexOf('\\') < 0 ? token.slice(1, -1) : (JSON.parse(token) as string);

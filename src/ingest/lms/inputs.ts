@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { UsageError } from '../../errors.js';
-import type { IO } from '../../cli/io.js';
+import type { IO } from '../../io/io.js';
 import { stageCsv, type CsvRole } from './csv.js';
 import { documentGroups, flatGroups, type CustomerGroup } from './groups.js';
 import { stageBatchJson } from './json.js';

@@ -12,7 +12,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { stateDirError } from '../push/state-dir.js';
+import { stateDirError } from '../../config/state-dir.js';
 
 /**
  * The local record of what the service acknowledged, per profile, base URL and client id: for

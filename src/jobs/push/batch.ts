@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
-import type { IO, Signal } from '../../cli/io.js';
+import type { IO, Signal } from '../../io/io.js';
 import { noRecords } from '../../ingest/table/reader.js';
 import {
   AuthError,
@@ -28,7 +28,7 @@ import { PushLock } from './lock.js';
 import type { PushEvent } from './progress.js';
 import { defaultRejectsName, RejectsWriter } from './rejects.js';
 import { applySkips } from './service-skips.js';
-import { stateDir } from './state-dir.js';
+import { stateDir } from '../../config/state-dir.js';
 import { configDir } from '../../config/paths.js';
 import { CustomerDelta, DEFAULT_MAX_AGE_DAYS, type DeltaMode } from '../delta/customers.js';
 import { DeltaRecord, type CustomerDigest } from '../delta/record.js';

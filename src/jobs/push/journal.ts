@@ -14,7 +14,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
-import { stateDirError } from './state-dir.js';
+import { stateDirError } from '../../config/state-dir.js';
 
 /**
  * The journal of a push: one file per (inputs' content, profile, base URL) in the state folder,

@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSy
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ExitCode, LockedError } from '../../errors.js';
-import { stateDirError } from './state-dir.js';
+import { stateDirError } from '../../config/state-dir.js';
 
 /**
  * One push per profile at a time: an overlapping cron run must not send the same export twice

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import type { RejectReason } from './rejects.js';
-import type { Signal } from '../../cli/io.js';
+import type { Signal } from '../../io/io.js';
 import { ExitCode, type LeadctlError } from '../../errors.js';
 import type { LevelCounts } from './validate.js';
 

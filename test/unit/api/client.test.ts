@@ -363,7 +363,7 @@ describe('ApiClient: retries', () => {
   });
 
   it('re-creates a streamed body for each attempt', async () => {
-    const svc = await service((req, res, n) =>
+    const svc = await service((_req, res, n) =>
       n === 1
         ? json(res, 503, {})
         : json(res, 201, {
@@ -565,7 +565,7 @@ describe('ApiClient: requests and answers', () => {
   });
 
   it('accepts upsert answers of any 2xx shape, and tells created from updated', async () => {
-    const svc = await service((req, res, n) =>
+    const svc = await service((_req, res, n) =>
       n === 1 ? json(res, 201, { data: { customer_id: 'c1' } }) : res.writeHead(204).end(),
     );
     const { c } = client(svc.baseUrl);
@@ -596,7 +596,7 @@ describe('ApiClient: requests and answers', () => {
   });
 
   it('never mentions the secret or a token in its events', async () => {
-    const svc = await service((req, res, n) => (n === 1 ? json(res, 401, {}) : json(res, 200, SYSTEMS)));
+    const svc = await service((_req, res, n) => (n === 1 ? json(res, 401, {}) : json(res, 200, SYSTEMS)));
     const { c, events } = client(svc.baseUrl);
     await c.managementSystems();
     const text = events.map(formatApiEvent).join('\n');

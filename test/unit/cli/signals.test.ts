@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const IO_MODULE = fileURLToPath(new URL('../../../dist/cli/io.js', import.meta.url));
+const IO_MODULE = fileURLToPath(new URL('../../../dist/io/io.js', import.meta.url));
 
 /** Runs a script in a fresh Node process (signals are process-wide) and returns its output. */
 function runScript(source: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string }> {

@@ -16,7 +16,7 @@ import {
   type ListUploadEvent,
   type ListUploadOptions,
 } from '../../../src/jobs/list-upload.js';
-import { describeCsvFrom, describeRead, readAs } from '../../../src/output/list-report.js';
+import { describeCsvFrom, describeRead, readAs } from '../../../src/cli/views/list-report.js';
 import type { List, ListType, ListWrite } from '../../../src/schema/lists.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../fixtures/lists/', import.meta.url));

@@ -16,7 +16,7 @@ import { Chunker, customersBody, type Chunk } from '../../../src/jobs/push/chunk
 import { Journal, JOURNAL_KEEP_DAYS, journalKey } from '../../../src/jobs/push/journal.js';
 import { LOCKED_EXIT_CODE, PushLock, PushLockedError, removeStale } from '../../../src/jobs/push/lock.js';
 import { applySkips } from '../../../src/jobs/push/service-skips.js';
-import { stateDir } from '../../../src/jobs/push/state-dir.js';
+import { stateDir } from '../../../src/config/state-dir.js';
 import type { CustomerTrace, ValidCustomer } from '../../../src/jobs/push/validate.js';
 import { ExitCode, LeadctlError, UsageError } from '../../../src/errors.js';
 

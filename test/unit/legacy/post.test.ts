@@ -11,7 +11,7 @@ import {
   outcomeOf,
   validateLegacyLead,
 } from '../../../src/jobs/legacy-post.js';
-import { legacyResultRecord, legacyResultText } from '../../../src/output/legacy-result.js';
+import { legacyResultRecord, legacyResultText } from '../../../src/cli/views/legacy-result.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../../fixtures/legacy');
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');

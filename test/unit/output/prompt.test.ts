@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ask, readAll } from '../../../src/output/prompt.js';
+import { readAll } from '../../../src/io/read-all.js';
+import { ask } from '../../../src/output/prompt.js';
 import { memoryIO } from '../../helpers/memory-io.js';
 
 describe('ask', () => {

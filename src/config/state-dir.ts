@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ExitCode, LeadctlError } from '../../errors.js';
+import { ExitCode, LeadctlError } from '../errors.js';
 
 /**
  * leadctl's state folder (journals of pushes, lock files): LEADCTL_STATE_DIR, else

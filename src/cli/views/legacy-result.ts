@@ -1,7 +1,7 @@
-import { maskAllButLast } from './mask.js';
-import type { LegacyResponse } from '../schema/index.js';
-import { knownPriceRejectError, outcomeOf, type LegacyOutcome } from '../jobs/legacy-post.js';
-import { offerRecords, offerRows, type OfferRecord, type OfferRow } from './offers.js';
+import { maskAllButLast } from '../../output/mask.js';
+import type { LegacyResponse } from '../../schema/index.js';
+import { knownPriceRejectError, outcomeOf, type LegacyOutcome } from '../../jobs/legacy-post.js';
+import { offerRecords, offerRows, type OfferRecord, type OfferRow } from '../../output/offers.js';
 
 /** A lead post or price-reject answer, for scripts: the service's fields plus outcome, hints and absolute expiries. */
 export interface LegacyResultRecord {

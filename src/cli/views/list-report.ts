@@ -2,11 +2,11 @@
  * How suppression lists and list uploads are shown: list metadata in every output format,
  * the upload summary, and the problems of a list file (always on stderr, as a table).
  */
-import type { OutputStream } from '../cli/io.js';
-import type { ListUploadResult, ListUploadSummary, ProblemReason } from '../jobs/list-upload.js';
-import type { ListFileFormat } from '../ingest/lists/reader.js';
-import type { List } from '../schema/lists.js';
-import { Output, type Column } from './render.js';
+import type { OutputStream } from '../../io/io.js';
+import type { ListUploadResult, ListUploadSummary, ProblemReason } from '../../jobs/list-upload.js';
+import type { ListFileFormat } from '../../ingest/lists/reader.js';
+import type { List } from '../../schema/lists.js';
+import { Output, type Column } from '../../output/render.js';
 
 export const LIST_COLUMNS: Column<List>[] = [
   { key: 'id', align: 'right' },
