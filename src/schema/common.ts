@@ -24,7 +24,8 @@ export function isBlank(value: unknown): boolean {
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-function isCalendarDate(year: number, month: number, day: number): boolean {
+/** Whether year-month-day names a real day of the Gregorian calendar (the one home of this rule). */
+export function isCalendarDate(year: number, month: number, day: number): boolean {
   if (month < 1 || month > 12 || day < 1) return false;
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   return day <= (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!);

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isProcessAlive } from '../../io/process.js';
 
 /**
  * A temporary SQLite file that holds every staged row of an export, so that rows may come in any
@@ -375,7 +376,7 @@ export function removeStaleStaging(parentDir: string): string[] {
         pid = undefined;
       }
       // A folder without an owner note is one being created right now, unless it is old.
-      if (pid === undefined ? Date.now() - info.mtimeMs < 60 * 60 * 1000 : isAlive(pid)) continue;
+      if (pid === undefined ? Date.now() - info.mtimeMs < 60 * 60 * 1000 : isProcessAlive(pid)) continue;
       rmSync(dir, { recursive: true, force: true });
       removed.push(dir);
     } catch {
@@ -383,16 +384,6 @@ export function removeStaleStaging(parentDir: string): string[] {
     }
   }
   return removed;
-}
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function meta(origin: Origin): number {

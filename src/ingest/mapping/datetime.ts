@@ -1,5 +1,6 @@
 import { DateTime, Info, type Zone } from 'luxon';
 import { quoteValue } from '../../errors.js';
+import { isCalendarDate } from '../../schema/common.js';
 import { MAX_OFFSET_MINUTES } from '../date-flags.js';
 
 /**
@@ -266,19 +267,11 @@ function compileScanner(parts: readonly Part[]): FieldReader | undefined {
   };
 }
 
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-function isRealDay(year: number, month: number, day: number): boolean {
-  if (month < 1 || month > 12 || day < 1) return false;
-  if (day <= DAYS_IN_MONTH[month - 1]!) return true;
-  return month === 2 && day === 29 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-}
-
 /** Field ranges the fast path accepts; anything else is left to luxon, which decides. */
 function inFastRange(f: Fields): boolean {
   return (
     f.year >= 1000 &&
-    isRealDay(f.year, f.month, f.day) &&
+    isCalendarDate(f.year, f.month, f.day) &&
     f.hour >= 0 &&
     f.hour <= 23 &&
     f.minute <= 59 &&
@@ -437,7 +430,7 @@ function compileReader(format: string): Reader {
       const m = ISO_DATE.exec(text);
       if (m === null) return undefined;
       const f = { year: +m[1]!, month: +m[2]!, day: +m[3]!, hour: 0, minute: 0, second: 0 };
-      return isRealDay(f.year, f.month, f.day) ? f : null;
+      return isCalendarDate(f.year, f.month, f.day) ? f : null;
     };
   }
   const fast = compileFast(format);

@@ -22,7 +22,7 @@ import { hashFile, openInput, type InputSource } from '../../ingest/sources.js';
 import { Staging } from '../../ingest/lms/staging.js';
 import { BatchResponseSchema } from '../../schema/loan-performance.js';
 import { Chunker, customersBody, type Chunk } from './chunker.js';
-import { paymentLooksValid } from './fast-check.js';
+import { paymentLooksValid } from './quick-check.js';
 import { Journal, journalKey, type SkippedEntry } from './journal.js';
 import { PushLock } from './lock.js';
 import type { PushEvent } from './progress.js';

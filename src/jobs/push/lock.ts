@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ExitCode, LockedError } from '../../errors.js';
 import { stateDirError } from '../../config/state-dir.js';
+import { isProcessAlive } from '../../io/process.js';
 
 /**
  * One push per profile at a time: an overlapping cron run must not send the same export twice
@@ -134,12 +135,7 @@ function isDead(owner: LockOwner): boolean {
   // A process on another machine (a shared state folder) cannot be checked: it is assumed alive.
   if (owner.host !== hostname()) return false;
   if (owner.pid === process.pid) return false;
-  try {
-    process.kill(owner.pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+  return !isProcessAlive(owner.pid);
 }
 
 function isOld(path: string): boolean {

@@ -1,6 +1,6 @@
 import { BatchLoanSchema, BatchPaymentSchema } from '../../schema/loan-performance.js';
 import { formatZodIssues, type FormattableIssue } from '../../schema/common.js';
-import { loanLooksValid, paymentLooksValid } from './fast-check.js';
+import { loanLooksValid, paymentLooksValid } from './quick-check.js';
 import type { FieldError } from '../../ingest/mapping/mapping.js';
 import type { CustomerGroup, GroupLoan, SourceRecord } from '../../ingest/lms/groups.js';
 import type { Origin } from '../../ingest/lms/staging.js';

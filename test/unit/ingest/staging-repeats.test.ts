@@ -10,7 +10,7 @@ import { flatGroups } from '../../../src/ingest/lms/groups.js';
 import { loadMapping } from '../../../src/ingest/mapping/mapping.js';
 import { openInput } from '../../../src/ingest/sources.js';
 import { Staging } from '../../../src/ingest/lms/staging.js';
-import { paymentLooksValid } from '../../../src/jobs/push/fast-check.js';
+import { paymentLooksValid } from '../../../src/jobs/push/quick-check.js';
 import { validateGroup } from '../../../src/jobs/push/validate.js';
 
 const fixtures = fileURLToPath(new URL('../../../fixtures/lms/', import.meta.url));

@@ -1,13 +1,12 @@
 import { LEVEL_FIELDS, type FieldKind } from '../../ingest/mapping/fields.js';
+import { isCalendarDate } from '../../schema/common.js';
 
 /**
  * A quick yes/no for the batch loan and payment schemas, for the million valid records of a
  * nightly push: zod costs a few microseconds a record, this a fraction of one. It only ever says
- * "valid" when the schema would (test/unit/jobs/push-fast-check.test.ts compares the two on
+ * "valid" when the schema would (test/unit/jobs/push-quick-check.test.ts compares the two on
  * generated records); on "no", the schema itself is run, and its messages are what people read.
  */
-
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** The number written by `count` ASCII digits at `at`, or -1. */
 function digitsAt(value: string, at: number, count: number): number {
@@ -26,9 +25,7 @@ function calendarDateAt(value: string): boolean {
   const year = digitsAt(value, 0, 4);
   const month = digitsAt(value, 5, 2);
   const day = digitsAt(value, 8, 2);
-  if (year < 0 || month < 1 || month > 12 || day < 1) return false;
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  return day <= (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!);
+  return year >= 0 && isCalendarDate(year, month, day);
 }
 
 /** Same answers as the schema's isIsoDate. */

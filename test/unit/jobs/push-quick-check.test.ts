@@ -4,7 +4,7 @@ import {
   isIsoDateTimeQuick,
   loanLooksValid,
   paymentLooksValid,
-} from '../../../src/jobs/push/fast-check.js';
+} from '../../../src/jobs/push/quick-check.js';
 import { isIsoDate, isIsoDateTime } from '../../../src/schema/common.js';
 import {
   BatchLoanSchema,
