@@ -100,8 +100,13 @@ export class AuthError extends LeadctlError {
 /** The service refused the request's content (HTTP 422 and the like; exit 2). */
 export class ValidationError extends LeadctlError {
   readonly fieldErrors: Record<string, string[]>;
-  constructor(message: string, fieldErrors: Record<string, string[]> = {}, options?: ErrorOptions) {
-    super('validation', ExitCode.USAGE, message, { details: { errors: fieldErrors }, ...options });
+  constructor(
+    message: string,
+    fieldErrors: Record<string, string[]> = {},
+    options?: ErrorOptions,
+    code: 'validation' | 'conflict' = 'validation',
+  ) {
+    super(code, ExitCode.USAGE, message, { details: { errors: fieldErrors }, ...options });
     this.fieldErrors = fieldErrors;
   }
 }
@@ -115,8 +120,7 @@ export class PayloadTooLargeError extends ValidationError {}
  */
 export class ConflictError extends ValidationError {
   constructor(message: string, fieldErrors: Record<string, string[]> = {}, options?: ErrorOptions) {
-    super(message, fieldErrors, options);
-    (this as { code: string }).code = 'conflict';
+    super(message, fieldErrors, options, 'conflict');
   }
 }
 
@@ -163,13 +167,6 @@ export class NetworkError extends LeadctlError {
   }
 }
 
-/** The run completed but some records were rejected (exit 4). */
-export class RecordsRejectedError extends LeadctlError {
-  constructor(message: string, options?: ErrorOptions) {
-    super('rejected', ExitCode.REJECTED, message, options);
-  }
-}
-
 /** Another process holds the lock this run needs (exit 7). */
 export class LockedError extends LeadctlError {
   constructor(message: string, options?: ErrorOptions) {
@@ -182,10 +179,6 @@ export class InterruptedError extends LeadctlError {
   constructor(signal: 'SIGINT' | 'SIGTERM', options?: ErrorOptions) {
     super('interrupted', signal === 'SIGINT' ? ExitCode.SIGINT : ExitCode.SIGTERM, `interrupted by ${signal}`, options);
   }
-}
-
-export function isLeadctlError(e: unknown): e is LeadctlError {
-  return e instanceof LeadctlError;
 }
 
 /** Longer values are cut in messages: a 20 MB cell must not become 20 MB of stderr. */

@@ -45,7 +45,6 @@ import { validateGroup, type LevelCounts, type Reject, type ValidCustomer } from
  */
 
 export const BATCH_PATH = '/api/v1/loan-performance/batches/customers';
-export const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
 /** How long in-flight requests may take to finish after SIGINT/SIGTERM before they are cut off. */
 export const DEFAULT_STOP_GRACE_MS = 30_000;
 
