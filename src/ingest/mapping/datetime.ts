@@ -10,7 +10,7 @@ import { MAX_OFFSET_MINUTES } from '../date-flags.js';
  * ~25 µs and a zone conversion ~5 µs, too slow for a million rows, so the common tokens are
  * compiled here into the same regular expression luxon would build, and zone offsets are cached
  * per local day. Anything the fast path does not recognise goes to luxon itself, and tests compare
- * the two on generated inputs (test/unit/ingest/mapping-datetime.test.ts).
+ * the two on generated inputs (test/unit/ingest/mapping/datetime.test.ts).
  *
  * Local times that happen twice (clocks going back) are read as the first occurrence, and times
  * that never happen (clocks going forward) are moved forward by the gap: the "compatible" rule of

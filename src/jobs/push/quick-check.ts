@@ -4,7 +4,7 @@ import { isCalendarDate } from '../../schema/common.js';
 /**
  * A quick yes/no for the batch loan and payment schemas, for the million valid records of a
  * nightly push: zod costs a few microseconds a record, this a fraction of one. It only ever says
- * "valid" when the schema would (test/unit/jobs/push-quick-check.test.ts compares the two on
+ * "valid" when the schema would (test/unit/jobs/push/quick-check.test.ts compares the two on
  * generated records); on "no", the schema itself is run, and its messages are what people read.
  */
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accountFor, type LevelSummary } from '../../../src/jobs/push/summary.js';
+import { accountFor, type LevelSummary } from '../../../../src/jobs/push/summary.js';
 
 const level = (l: Partial<LevelSummary>): LevelSummary => ({
   read: 0,

@@ -4,16 +4,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain JS generator shared with the benchmark
-import { mulberry32, writeExport } from '../../../fixtures/lms/generate.mjs';
-import { stageCsv } from '../../../src/ingest/lms/csv.js';
-import { flatGroups } from '../../../src/ingest/lms/groups.js';
-import { loadMapping } from '../../../src/ingest/mapping/mapping.js';
-import { openInput } from '../../../src/ingest/sources.js';
-import { Staging } from '../../../src/ingest/lms/staging.js';
-import { paymentLooksValid } from '../../../src/jobs/push/quick-check.js';
-import { validateGroup } from '../../../src/jobs/push/validate.js';
+import { mulberry32, writeExport } from '../../../../fixtures/lms/generate.mjs';
+import { stageCsv } from '../../../../src/ingest/lms/csv.js';
+import { flatGroups } from '../../../../src/ingest/lms/groups.js';
+import { loadMapping } from '../../../../src/ingest/mapping/mapping.js';
+import { openInput } from '../../../../src/ingest/sources.js';
+import { Staging } from '../../../../src/ingest/lms/staging.js';
+import { paymentLooksValid } from '../../../../src/jobs/push/quick-check.js';
+import { validateGroup } from '../../../../src/jobs/push/validate.js';
 
-const fixtures = fileURLToPath(new URL('../../../fixtures/lms/', import.meta.url));
+const fixtures = fileURLToPath(new URL('../../../../fixtures/lms/', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'leadctl-repeats-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 

@@ -5,18 +5,18 @@ import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 // @ts-expect-error plain JS generator shared with the benchmark
-import { writeExport } from '../../../fixtures/lms/generate.mjs';
-import { stageExport, type BatchInput } from '../../../src/ingest/lms/inputs.js';
-import type { RowProblem } from '../../../src/ingest/lms/rows.js';
-import { sniffFormat } from '../../../src/ingest/lms/rows.js';
-import { IDENTITY_MAPPING, loadMapping, type Mapping } from '../../../src/ingest/mapping/mapping.js';
-import { Staging } from '../../../src/ingest/lms/staging.js';
-import { validateGroup } from '../../../src/jobs/push/validate.js';
-import { NotSortedError, streamGroups } from '../../../src/ingest/lms/stream.js';
-import { openInput } from '../../../src/ingest/sources.js';
-import type { CustomerGroup } from '../../../src/ingest/lms/groups.js';
+import { writeExport } from '../../../../fixtures/lms/generate.mjs';
+import { stageExport, type BatchInput } from '../../../../src/ingest/lms/inputs.js';
+import type { RowProblem } from '../../../../src/ingest/lms/rows.js';
+import { sniffFormat } from '../../../../src/ingest/lms/rows.js';
+import { IDENTITY_MAPPING, loadMapping, type Mapping } from '../../../../src/ingest/mapping/mapping.js';
+import { Staging } from '../../../../src/ingest/lms/staging.js';
+import { validateGroup } from '../../../../src/jobs/push/validate.js';
+import { NotSortedError, streamGroups } from '../../../../src/ingest/lms/stream.js';
+import { openInput } from '../../../../src/ingest/sources.js';
+import type { CustomerGroup } from '../../../../src/ingest/lms/groups.js';
 
-const fixtures = fileURLToPath(new URL('../../../fixtures/lms/', import.meta.url));
+const fixtures = fileURLToPath(new URL('../../../../fixtures/lms/', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'leadctl-lms-'));
 const open: Staging[] = [];
 afterEach(() => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PushReporter, type PushEvent } from '../../../src/jobs/push/progress.js';
+import { PushReporter, type PushEvent } from '../../../../src/jobs/push/progress.js';
 
 function reporter(live: boolean, times: number[]) {
   const notes: string[] = [];

@@ -4,17 +4,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain JS generator shared with the benchmark
-import { writeExport } from '../../../fixtures/lms/generate.mjs';
-import type { CustomerGroup } from '../../../src/ingest/lms/groups.js';
-import { stageExport } from '../../../src/ingest/lms/inputs.js';
-import type { RowProblem } from '../../../src/ingest/lms/rows.js';
-import { NotSortedError, streamTwoFiles } from '../../../src/ingest/lms/stream.js';
-import { loadMapping } from '../../../src/ingest/mapping/mapping.js';
-import { openInput } from '../../../src/ingest/sources.js';
-import { Staging } from '../../../src/ingest/lms/staging.js';
-import { validateGroup } from '../../../src/jobs/push/validate.js';
+import { writeExport } from '../../../../fixtures/lms/generate.mjs';
+import type { CustomerGroup } from '../../../../src/ingest/lms/groups.js';
+import { stageExport } from '../../../../src/ingest/lms/inputs.js';
+import type { RowProblem } from '../../../../src/ingest/lms/rows.js';
+import { NotSortedError, streamTwoFiles } from '../../../../src/ingest/lms/stream.js';
+import { loadMapping } from '../../../../src/ingest/mapping/mapping.js';
+import { openInput } from '../../../../src/ingest/sources.js';
+import { Staging } from '../../../../src/ingest/lms/staging.js';
+import { validateGroup } from '../../../../src/jobs/push/validate.js';
 
-const fixtures = fileURLToPath(new URL('../../../fixtures/lms/', import.meta.url));
+const fixtures = fileURLToPath(new URL('../../../../fixtures/lms/', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'leadctl-two-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 const io = { stdin: process.stdin, cwd: work };

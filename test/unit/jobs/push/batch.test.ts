@@ -4,16 +4,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AuthError, NotFoundError, PayloadTooLargeError, ServiceError } from '../../../src/errors.js';
-import type { ApiClient } from '../../../src/api/client.js';
-import { runBatchPush } from '../../../src/jobs/push/batch.js';
-import { renderSummary } from '../../../src/jobs/push/summary.js';
-import { environment, fakeClient, request } from '../../helpers/batch-push.js';
-import { memoryIO } from '../../helpers/memory-io.js';
+import { AuthError, NotFoundError, PayloadTooLargeError, ServiceError } from '../../../../src/errors.js';
+import type { ApiClient } from '../../../../src/api/client.js';
+import { runBatchPush } from '../../../../src/jobs/push/batch.js';
+import { renderSummary } from '../../../../src/jobs/push/summary.js';
+import { environment, fakeClient, request } from '../../../helpers/batch-push.js';
+import { memoryIO } from '../../../helpers/memory-io.js';
 // @ts-expect-error plain JS generator shared with the benchmark
-import { writeExport } from '../../../fixtures/lms/generate.mjs';
+import { writeExport } from '../../../../fixtures/lms/generate.mjs';
 
-const fixtures = fileURLToPath(new URL('../../../fixtures/lms/', import.meta.url));
+const fixtures = fileURLToPath(new URL('../../../../fixtures/lms/', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'leadctl-batch-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TableReader } from '../../../src/ingest/table/reader.js';
-import { checkOutputPath, CsvFile, csvCellText, csvLine } from '../../../src/ingest/table/writer.js';
+import { TableReader } from '../../../../src/ingest/table/reader.js';
+import { checkOutputPath, CsvFile, csvCellText, csvLine } from '../../../../src/ingest/table/writer.js';
 
 const work = mkdtempSync(join(tmpdir(), 'leadctl-writer-'));
 
@@ -81,8 +81,8 @@ describe('the one CSV writer', () => {
 
 describe('values quoted in messages', () => {
   it('are cut with their length shown, so a 20 MB cell never becomes 20 MB of stderr', async () => {
-    const { quoteValue } = await import('../../../src/errors.js');
-    const { compileDateTimeParser, resolveZone } = await import('../../../src/ingest/mapping/datetime.js');
+    const { quoteValue } = await import('../../../../src/errors.js');
+    const { compileDateTimeParser, resolveZone } = await import('../../../../src/ingest/mapping/datetime.js');
     expect(quoteValue('short')).toBe('"short"');
     expect(quoteValue('A'.repeat(20_000_000))).toBe(`"${'A'.repeat(60)}…" (20,000,000 chars)`);
     const refused = compileDateTimeParser(['M/d/yyyy'], resolveZone('UTC')!)('9'.repeat(100_000));

@@ -6,7 +6,7 @@ import {
   compileDateTimeParser,
   resolveZone,
   ZoneConverter,
-} from '../../../src/ingest/mapping/datetime.js';
+} from '../../../../src/ingest/mapping/datetime.js';
 
 const chicago = resolveZone('America/Chicago')!;
 const parse = (formats: string[], text: string, zone = chicago) => compileDateTimeParser(formats, zone)(text);

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { ApiClient } from '../../../src/api/client.js';
-import type { PushEnvironment } from '../../../src/jobs/push/batch.js';
-import { runSinglePush } from '../../../src/jobs/push/single.js';
-import { memoryIO, type MemoryIO } from '../../helpers/memory-io.js';
+import type { ApiClient } from '../../../../src/api/client.js';
+import type { PushEnvironment } from '../../../../src/jobs/push/batch.js';
+import { runSinglePush } from '../../../../src/jobs/push/single.js';
+import { memoryIO, type MemoryIO } from '../../../helpers/memory-io.js';
 
-const fixtures = fileURLToPath(new URL('../../../fixtures/lms/', import.meta.url));
+const fixtures = fileURLToPath(new URL('../../../../fixtures/lms/', import.meta.url));
 
 function environment(io: MemoryIO, api: () => Promise<ApiClient>): PushEnvironment {
   return {

@@ -4,14 +4,14 @@ import {
   isIsoDateTimeQuick,
   loanLooksValid,
   paymentLooksValid,
-} from '../../../src/jobs/push/quick-check.js';
-import { isIsoDate, isIsoDateTime } from '../../../src/schema/common.js';
+} from '../../../../src/jobs/push/quick-check.js';
+import { isIsoDate, isIsoDateTime } from '../../../../src/schema/common.js';
 import {
   BatchLoanSchema,
   BatchPaymentSchema,
   LOAN_STATUSES,
   PAYMENT_MODES,
-} from '../../../src/schema/loan-performance.js';
+} from '../../../../src/schema/loan-performance.js';
 
 let seed = 99;
 const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;

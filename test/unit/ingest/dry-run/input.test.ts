@@ -2,9 +2,14 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildDryRunRequest, lookbacksFrom, openDryRunFile, parseLookback } from '../../../src/ingest/dry-run/input.js';
+import {
+  buildDryRunRequest,
+  lookbacksFrom,
+  openDryRunFile,
+  parseLookback,
+} from '../../../../src/ingest/dry-run/input.js';
 
-const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../../fixtures/dry-run');
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../../../fixtures/dry-run');
 
 describe('parseLookback', () => {
   it('takes days or off', () => {

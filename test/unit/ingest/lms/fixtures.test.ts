@@ -1,13 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { stageExport, type BatchInput } from '../../../src/ingest/lms/inputs.js';
-import type { RowProblem } from '../../../src/ingest/lms/rows.js';
-import { loadMapping } from '../../../src/ingest/mapping/mapping.js';
-import { Staging } from '../../../src/ingest/lms/staging.js';
-import type { CustomerGroup } from '../../../src/ingest/lms/groups.js';
-import { InputError } from '../../../src/errors.js';
+import { stageExport, type BatchInput } from '../../../../src/ingest/lms/inputs.js';
+import type { RowProblem } from '../../../../src/ingest/lms/rows.js';
+import { loadMapping } from '../../../../src/ingest/mapping/mapping.js';
+import { Staging } from '../../../../src/ingest/lms/staging.js';
+import type { CustomerGroup } from '../../../../src/ingest/lms/groups.js';
+import { InputError } from '../../../../src/errors.js';
 
-const dir = fileURLToPath(new URL('../../../fixtures/lms/', import.meta.url));
+const dir = fileURLToPath(new URL('../../../../fixtures/lms/', import.meta.url));
 const open: Staging[] = [];
 afterEach(() => {
   for (const s of open.splice(0)) s.close();

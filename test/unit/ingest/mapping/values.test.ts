@@ -5,7 +5,7 @@ import {
   parseMoney,
   parseMoneyGeneral,
   parseWholeNumber,
-} from '../../../src/ingest/mapping/values.js';
+} from '../../../../src/ingest/mapping/values.js';
 
 describe('parseMoney in dollars', () => {
   it.each([

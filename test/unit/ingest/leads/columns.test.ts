@@ -5,7 +5,7 @@ import {
   sensitiveKind,
   splitList,
   type DictionaryEntry,
-} from '../../../src/ingest/leads/columns.js';
+} from '../../../../src/ingest/leads/columns.js';
 
 const entry = (
   id: string,

@@ -1,12 +1,12 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { InputError, UsageError } from '../../../src/errors.js';
-import type { ListCell } from '../../../src/ingest/lists/cells.js';
-import { headerMatcher, normaliserFor } from '../../../src/ingest/lists/normalise.js';
-import { openListReader, type ListReader } from '../../../src/ingest/lists/reader.js';
-import { openInput } from '../../../src/ingest/sources.js';
-import { validateListItem } from '../../../src/schema/list-items.js';
-import type { ListType } from '../../../src/schema/lists.js';
+import { InputError, UsageError } from '../../../../src/errors.js';
+import type { ListCell } from '../../../../src/ingest/lists/cells.js';
+import { headerMatcher, normaliserFor } from '../../../../src/ingest/lists/normalise.js';
+import { openListReader, type ListReader } from '../../../../src/ingest/lists/reader.js';
+import { openInput } from '../../../../src/ingest/sources.js';
+import { validateListItem } from '../../../../src/schema/list-items.js';
+import type { ListType } from '../../../../src/schema/lists.js';
 
 interface Open {
   type?: ListType;

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { InputError } from '../../../src/errors.js';
-import { parseLegacyInput, readLegacyInput } from '../../../src/ingest/legacy/input.js';
+import { InputError } from '../../../../src/errors.js';
+import { parseLegacyInput, readLegacyInput } from '../../../../src/ingest/legacy/input.js';
 
 describe('parseLegacyInput', () => {
   it('reads one JSON object as one lead', () => {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { starterMapping } from '../../../src/ingest/mapping/init.js';
-import { parseMapping } from '../../../src/ingest/mapping/mapping.js';
+import { starterMapping } from '../../../../src/ingest/mapping/init.js';
+import { parseMapping } from '../../../../src/ingest/mapping/mapping.js';
 
 describe('starterMapping', () => {
   const file = {
@@ -63,7 +63,7 @@ describe('starterMapping', () => {
   describe('several files', () => {
     const lms = (name: string) => {
       const [header, ...rows] = readFileSync(
-        fileURLToPath(new URL(`../../../fixtures/lms/${name}`, import.meta.url)),
+        fileURLToPath(new URL(`../../../../fixtures/lms/${name}`, import.meta.url)),
         'utf8',
       )
         .trim()

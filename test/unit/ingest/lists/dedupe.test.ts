@@ -6,7 +6,7 @@ import {
   digitsToNumber,
   LargeStringSet,
   NumericHashSet,
-} from '../../../src/ingest/lists/dedupe.js';
+} from '../../../../src/ingest/lists/dedupe.js';
 
 /** Deterministic pseudo-random integers below `max`. */
 function numbers(count: number, max: number, seed = 7): number[] {

@@ -10,9 +10,9 @@ import {
   normaliseSsn4,
   normaliseZip,
   spreadsheetHint,
-} from '../../../src/ingest/lists/normalise.js';
-import { validateListItem } from '../../../src/schema/list-items.js';
-import { LIST_TYPES, type ListType } from '../../../src/schema/lists.js';
+} from '../../../../src/ingest/lists/normalise.js';
+import { validateListItem } from '../../../../src/schema/list-items.js';
+import { LIST_TYPES, type ListType } from '../../../../src/schema/lists.js';
 
 /** What the CLI does to one cell: normalise, then the service's own validator. */
 function check(type: ListType, raw: string): { value: string; reason: string | null } {

@@ -1,11 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { InputError } from '../../../src/errors.js';
-import { compileLevel, IDENTITY_MAPPING, parseMapping, type FieldError } from '../../../src/ingest/mapping/mapping.js';
+import { InputError } from '../../../../src/errors.js';
+import {
+  compileLevel,
+  IDENTITY_MAPPING,
+  parseMapping,
+  type FieldError,
+} from '../../../../src/ingest/mapping/mapping.js';
 
 const fixtureMapping = () =>
   parseMapping(
-    JSON.parse(readFileSync(new URL('../../../fixtures/lms/mapping.json', import.meta.url), 'utf8')),
+    JSON.parse(readFileSync(new URL('../../../../fixtures/lms/mapping.json', import.meta.url), 'utf8')),
     'mapping.json',
   );
 

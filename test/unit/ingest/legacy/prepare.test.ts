@@ -5,7 +5,7 @@ import {
   prepareLegacyLead,
   resolveApiKey,
   shortenSourceUrl,
-} from '../../../src/ingest/legacy/prepare.js';
+} from '../../../../src/ingest/legacy/prepare.js';
 
 describe('centralTimeStamp', () => {
   it('uses the contract format at the fixed offset UTC-06:00, summer and winter alike', () => {

@@ -5,18 +5,18 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ServiceError, ValidationError } from '../../../src/errors.js';
-import { canonicalPayload } from '../../../src/jobs/delta/customers.js';
-import { DeltaRecord, forgetProfile, recordPath } from '../../../src/jobs/delta/record.js';
-import { runBatchPush, type BatchPushRequest } from '../../../src/jobs/push/batch.js';
-import { renderSummary } from '../../../src/jobs/push/summary.js';
-import type { SentPayload } from '../../../src/jobs/push/validate.js';
-import { environment, fakeClient, request, type FakeOptions } from '../../helpers/batch-push.js';
-import { memoryIO } from '../../helpers/memory-io.js';
+import { ServiceError, ValidationError } from '../../../../src/errors.js';
+import { canonicalPayload } from '../../../../src/jobs/delta/customers.js';
+import { DeltaRecord, forgetProfile, recordPath } from '../../../../src/jobs/delta/record.js';
+import { runBatchPush, type BatchPushRequest } from '../../../../src/jobs/push/batch.js';
+import { renderSummary } from '../../../../src/jobs/push/summary.js';
+import type { SentPayload } from '../../../../src/jobs/push/validate.js';
+import { environment, fakeClient, request, type FakeOptions } from '../../../helpers/batch-push.js';
+import { memoryIO } from '../../../helpers/memory-io.js';
 // @ts-expect-error plain JS generator shared with the benchmark
-import { writeExport } from '../../../fixtures/lms/generate.mjs';
+import { writeExport } from '../../../../fixtures/lms/generate.mjs';
 
-const MAPPING = fileURLToPath(new URL('../../../fixtures/lms/mapping.json', import.meta.url));
+const MAPPING = fileURLToPath(new URL('../../../../fixtures/lms/mapping.json', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'leadctl-delta-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 

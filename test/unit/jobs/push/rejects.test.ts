@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reasonKind, RejectsWriter } from '../../../src/jobs/push/rejects.js';
-import { renderReasons } from '../../../src/jobs/push/summary.js';
+import { reasonKind, RejectsWriter } from '../../../../src/jobs/push/rejects.js';
+import { renderReasons } from '../../../../src/jobs/push/summary.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'leadctl-reasons-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
