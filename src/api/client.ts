@@ -9,8 +9,9 @@
  */
 import { Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { Agent, EnvHttpProxyAgent, request as undiciRequest, type Dispatcher } from 'undici';
-import type { z } from 'zod';
+import type { LookupFunction } from 'node:net';
+import { request as undiciRequest, type Dispatcher } from 'undici';
+import { z } from 'zod';
 import {
   BatchResponseSchema,
   DictionaryResponseSchema,
@@ -42,6 +43,7 @@ import type {
   PriceRejectAccept,
 } from '../schema/index.js';
 import { AuthError, NotFoundError, ServiceError } from '../errors.js';
+import { Redactor, redactError } from '../redact.js';
 import {
   type FailedResponse,
   errorFromNetwork,
@@ -50,9 +52,23 @@ import {
   isConnectPhaseError,
   isTransientNetworkError,
   networkErrorCode,
-  withoutSecret,
 } from './errors.js';
-import { DEFAULT_RETRY_POLICY, decideRetry, parseRetryAfter, sleep, type RetryPolicy } from './retry.js';
+import {
+  createDispatcher,
+  findPlainHttpRefusal,
+  plainHttpError,
+  type ProxyInUse,
+  type ProxySettings,
+} from './dispatcher.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  decideRetry,
+  formatMs,
+  parseRetryAfter,
+  sleep,
+  type RetryDecision,
+  type RetryPolicy,
+} from './retry.js';
 import { MAX_LIST_PAGES, PageGuard } from './paging.js';
 import { isRetryableStatus } from './status.js';
 import { TokenProvider, type CachedToken, type TokenCache, type TokenEvent } from './token.js';
@@ -99,6 +115,12 @@ export interface RequestSpec extends RequestOptions {
   accept?: (status: number, body: unknown) => boolean;
   /** Turns a final non-2xx answer into the error to throw (the token endpoint's OAuth errors). */
   mapError?: (failure: FailedResponse) => Error;
+  /**
+   * A 2xx answer is returned as received: the token endpoint's (it carries the new token) and the
+   * legacy envelope's (its price_reject.api_key is the key to send back). Others have the
+   * client's secrets taken out, as error answers always do.
+   */
+  rawAnswer?: boolean;
 }
 
 export interface ApiResponse<T = unknown> {
@@ -118,31 +140,7 @@ export type ApiEvent =
   | { type: 'lists-path'; path: string; reason: string }
   | TokenEvent;
 
-export interface ProxySettings {
-  httpProxy?: string;
-  httpsProxy?: string;
-  noProxy?: string;
-}
-
-/** The proxy settings of an environment, lower-case names first as curl reads them. */
-export function proxyFromEnv(env: Record<string, string | undefined>): ProxySettings {
-  const pick = (name: string) => env[name.toLowerCase()] || env[name] || undefined;
-  return { httpProxy: pick('HTTP_PROXY'), httpsProxy: pick('HTTPS_PROXY'), noProxy: pick('NO_PROXY') };
-}
-
-const LOOPBACK_HOSTS = 'localhost,127.0.0.1,::1,[::1]';
-
-function createDispatcher(agentOptions: Agent.Options, proxy: ProxySettings | undefined): Dispatcher {
-  if (!proxy?.httpProxy && !proxy?.httpsProxy) return new Agent(agentOptions);
-  const noProxy = [proxy.noProxy, LOOPBACK_HOSTS].filter(Boolean).join(',');
-  // Explicit values (never undici's own reading of process.env): the IO's environment decides.
-  return new EnvHttpProxyAgent({
-    ...agentOptions,
-    httpProxy: proxy.httpProxy ?? '',
-    httpsProxy: proxy.httpsProxy ?? '',
-    noProxy,
-  });
-}
+export { proxyFromEnv, type ProxySettings } from './dispatcher.js';
 
 export interface ApiClientOptions {
   baseUrl: string;
@@ -160,8 +158,19 @@ export interface ApiClientOptions {
   now?: () => number;
   /** Randomness of the jitter, for tests. */
   random?: () => number;
-  /** Proxies, as in HTTPS_PROXY / HTTP_PROXY / NO_PROXY; loopback addresses are always reached directly. */
+  /** Proxies, as in HTTPS_PROXY / HTTP_PROXY / NO_PROXY, for https; plain http only ever goes to this machine. */
   proxy?: ProxySettings;
+  /** Name resolution of a plain http base URL (tests); the system's otherwise. Every address must be loopback. */
+  lookup?: LookupFunction;
+  /**
+   * Learns the secrets this client sends (client secret, tokens, api keys, proxy password) and
+   * takes them out of every answer and error; share one to redact the rest of a run's output too.
+   */
+  redactor?: Redactor;
+  /** Every request of this client ends within this many ms of the first one (a quick check): retries included. */
+  deadlineMs?: number;
+  /** False: a failed connection is not retried (a quick check says "unreachable" at once). Default true. */
+  retryConnectionFailures?: boolean;
   /** A dispatcher of your own (tests); the client then does not close it. */
   dispatcher?: Dispatcher;
   /** Lists are served here and nowhere else (`--lists-path`): no probing, no fallback. */
@@ -222,6 +231,9 @@ export class ApiClient {
   private readonly now: () => number;
   private readonly random: () => number;
   private workingListsPath: string | undefined;
+  private readonly proxy?: ProxyInUse;
+  readonly redactor: Redactor;
+  private deadlineAt: number | undefined;
 
   constructor(private readonly options: ApiClientOptions) {
     const url = new URL(options.baseUrl);
@@ -229,17 +241,25 @@ export class ApiClient {
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.clientId = options.clientId;
+    this.redactor = options.redactor ?? new Redactor();
+    this.redactor.add(options.clientSecret);
     this.ownsDispatcher = options.dispatcher === undefined;
-    this.dispatcher =
-      options.dispatcher ??
-      createDispatcher(
-        {
+    if (options.dispatcher) {
+      this.dispatcher = options.dispatcher;
+    } else {
+      const made = createDispatcher(url, {
+        agent: {
           keepAliveTimeout: 10_000,
           keepAliveMaxTimeout: 60_000,
           connect: { timeout: Math.min(options.timeoutMs ?? 10_000, 10_000) },
         },
-        options.proxy,
-      );
+        proxy: options.proxy,
+        lookup: options.lookup,
+      });
+      this.dispatcher = made.dispatcher;
+      this.proxy = made.proxy;
+      this.redactor.add(made.proxy?.password);
+    }
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
@@ -482,7 +502,17 @@ export class ApiClient {
    * throws the typed error for everything else.
    */
   async send<T = unknown>(spec: RequestSpec): Promise<ApiResponse<T>> {
+    try {
+      return await this.sendUnredacted<T>(spec);
+    } catch (error) {
+      // Whatever an answer or a failure quoted, no secret of this client leaves in an error.
+      throw redactError(error, this.redactor);
+    }
+  }
+
+  private async sendUnredacted<T>(spec: RequestSpec): Promise<ApiResponse<T>> {
     const target = spec.path + encodeQuery(spec.query);
+    this.deadlineAt ??= this.options.deadlineMs === undefined ? undefined : performance.now() + this.options.deadlineMs;
     let attempt = 0;
     let waitedMs = 0;
     let renewedAfter401 = false;
@@ -491,13 +521,23 @@ export class ApiClient {
       attempt++;
       if (spec.auth === 'bearer' && token === undefined) token = await this.bearerToken();
       const started = performance.now();
+      const left = this.timeLeft();
       let res: RawResponse;
       try {
-        res = await this.once(spec, target, token);
+        const bounded =
+          left === Infinity
+            ? spec
+            : {
+                ...spec,
+                timeoutMs: Math.max(MIN_ATTEMPT_MS, Math.min(spec.timeoutMs ?? this.options.timeoutMs ?? left, left)),
+              };
+        res = await this.once(bounded, target, token);
       } catch (caught) {
         if (spec.signal?.aborted) throw spec.signal.reason ?? caught;
         // A failure of the caller's body source (an unreadable input file) is not a network problem.
         if (caught instanceof BodySourceError) throw caught.cause;
+        const refusal = findPlainHttpRefusal(caught);
+        if (refusal) throw plainHttpError(this.baseUrl, refusal);
         const error = caught;
         const code = networkErrorCode(error) ?? 'unknown';
         this.emit({
@@ -508,7 +548,9 @@ export class ApiClient {
           durationMs: performance.now() - started,
           attempt,
         });
-        const repeatable = spec.repeat === 'safe' ? isTransientNetworkError(error) : isConnectPhaseError(error);
+        const repeatable =
+          this.options.retryConnectionFailures !== false &&
+          (spec.repeat === 'safe' ? isTransientNetworkError(error) : isConnectPhaseError(error));
         if (!repeatable) {
           throw errorFromNetwork({
             method: spec.method,
@@ -517,9 +559,10 @@ export class ApiClient {
             attempts: attempt,
             error,
             notRepeatedBecauseUnsafe: spec.repeat === 'unsent-only' && isTransientNetworkError(error),
+            proxy: this.proxy,
           });
         }
-        const decision = decideRetry(attempt, waitedMs, this.policy, undefined, this.random);
+        const decision = this.withinDeadline(decideRetry(attempt, waitedMs, this.policy, undefined, this.random));
         if (!decision.retry) {
           this.emit({
             type: 'give-up',
@@ -535,6 +578,7 @@ export class ApiClient {
             attempts: attempt,
             error,
             gaveUp: decision.reason,
+            proxy: this.proxy,
           });
         }
         this.emit({
@@ -559,7 +603,8 @@ export class ApiClient {
       });
 
       if ((res.status >= 200 && res.status < 300) || spec.accept?.(res.status, res.body)) {
-        return { status: res.status, headers: res.headers, body: res.body as T, attempts: attempt };
+        const body = spec.rawAnswer ? res.body : this.redactor.knownIn(res.body);
+        return { status: res.status, headers: res.headers, body: body as T, attempts: attempt };
       }
       if (res.status === 401 && spec.auth === 'bearer' && !renewedAfter401 && token !== undefined) {
         renewedAfter401 = true;
@@ -573,19 +618,22 @@ export class ApiClient {
         baseUrl: this.baseUrl,
         attempts: attempt,
         status: res.status,
-        body: res.body,
+        // An answer may echo the request (its headers, its form): never the secrets it carried.
+        body: this.redactor.details(res.body),
         subject: spec.subject,
         repeatable: spec.repeat === 'safe',
         auth: spec.auth,
       };
       if (isRetryableStatus(res.status) && spec.repeat === 'safe') {
         const retryAfter = parseRetryAfter(res.headers['retry-after'], this.now());
-        const decision = decideRetry(
-          attempt,
-          waitedMs,
-          this.policy,
-          res.status === 429 || res.status === 503 ? retryAfter : undefined,
-          this.random,
+        const decision = this.withinDeadline(
+          decideRetry(
+            attempt,
+            waitedMs,
+            this.policy,
+            res.status === 429 || res.status === 503 ? retryAfter : undefined,
+            this.random,
+          ),
         );
         if (decision.retry) {
           this.emit({
@@ -613,10 +661,29 @@ export class ApiClient {
     }
   }
 
+  /** Milliseconds left before the client's deadline (Infinity without one). */
+  private timeLeft(): number {
+    return this.deadlineAt === undefined ? Infinity : this.deadlineAt - performance.now();
+  }
+
+  /** A retry that could not start and get an answer before the deadline is not made. */
+  private withinDeadline(decision: RetryDecision): RetryDecision {
+    const left = this.timeLeft();
+    if (!decision.retry || decision.delayMs + MIN_ATTEMPT_MS <= left) return decision;
+    return {
+      retry: false,
+      delayMs: 0,
+      reason: `no time left for another attempt within ${formatMs(this.options.deadlineMs ?? 0)}`,
+    };
+  }
+
   private async once(spec: RequestSpec, target: string, token: string | undefined): Promise<RawResponse> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.options.userAgent) headers['user-agent'] = this.options.userAgent;
-    if (token !== undefined) headers.authorization = `Bearer ${token}`;
+    if (token !== undefined) {
+      this.redactor.add(token);
+      headers.authorization = `Bearer ${token}`;
+    }
     let body: string | Readable | undefined;
     if (spec.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
@@ -677,10 +744,10 @@ export class ApiClient {
       form: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret },
       auth: 'none',
       repeat: 'safe',
-      mapError: (failure) =>
-        errorFromTokenResponse({ ...failure, body: withoutSecret(failure.body, secret), clientId }),
+      rawAnswer: true,
+      mapError: (failure) => errorFromTokenResponse({ ...failure, clientId }),
     });
-    const parsed = TokenResponseSchema.safeParse(res.body);
+    const parsed = TokenAnswerSchema.safeParse(res.body);
     if (!parsed.success) {
       throw new ServiceError(
         `the token endpoint at ${this.baseUrl} answered without a usable access token`,
@@ -688,17 +755,17 @@ export class ApiClient {
         {
           hint: 'check that the base URL points at the service (not a web page or proxy)',
           details: {
-            body: typeof res.body === 'string' ? (withoutSecret(res.body, secret) as string).slice(0, 200) : undefined,
+            body: typeof res.body === 'string' ? this.redactor.text(res.body).slice(0, 200) : undefined,
           },
         },
       );
     }
-    const expiresIn = Number(parsed.data.expires_in);
+    this.redactor.add(parsed.data.access_token);
     return {
       accessToken: parsed.data.access_token,
       obtainedAt: requestedAt,
       // Counted from when we asked, so clock drift during the request shortens, never lengthens, the life.
-      expiresAt: requestedAt + (Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn * 1000 : 3_600_000),
+      expiresAt: requestedAt + tokenLifetimeMs(parsed.data.expires_in),
     };
   }
 
@@ -711,17 +778,27 @@ export class ApiClient {
 
   private async legacy(body: unknown, options?: RequestOptions): Promise<LegacyResult> {
     const path = '/api/legacy';
+    this.redactor.add((body as { api_key?: unknown } | undefined)?.api_key as string | undefined);
     const res = await this.send({
       method: 'POST',
       path,
       body,
       auth: 'none',
       repeat: 'unsent-only',
+      rawAnswer: true,
       // The legacy endpoint answers refusals in its own envelope, whatever the HTTP status.
       accept: (_status, answer) => LegacyResponseSchema.safeParse(answer).success,
       ...options,
     });
-    return { ...this.expect(LegacyResponseSchema, res, 'POST', path), httpStatus: res.status };
+    const answer = this.expect(LegacyResponseSchema, res, 'POST', path);
+    // Everything but the key to send back with an offer (the caller masks it when it shows it).
+    const offered = answer.price_reject;
+    const scrubbed = this.redactor.knownIn(answer);
+    return {
+      ...scrubbed,
+      ...(offered ? { price_reject: { ...scrubbed.price_reject!, api_key: offered.api_key } } : {}),
+      httpStatus: res.status,
+    };
   }
 
   /** Tolerant check of a 2xx answer: extra fields pass, missing essentials are a service error. */
@@ -742,6 +819,28 @@ export class ApiClient {
   private emit(event: ApiEvent): void {
     this.options.onEvent?.(event);
   }
+}
+
+/** The shortest an attempt is given before a deadline; less is not worth starting. */
+const MIN_ATTEMPT_MS = 100;
+
+/** A token answer: `expires_in` is read leniently (RFC 6749 only recommends it) and clamped below. */
+const TokenAnswerSchema = TokenResponseSchema.extend({ expires_in: z.unknown().optional() });
+
+const DEFAULT_TOKEN_LIFETIME_MS = 3_600_000;
+/** A longer lifetime is taken as this one: Date cannot hold year 275760, and a year is plenty to renew in. */
+export const MAX_TOKEN_LIFETIME_MS = 366 * 24 * 3_600_000;
+
+/**
+ * The lifetime an answer's `expires_in` gives a token: absent, unreadable, zero or negative means
+ * the usual hour; absurdly long is clamped to a year.
+ */
+export function tokenLifetimeMs(expiresIn: unknown): number {
+  const seconds = typeof expiresIn === 'string' && expiresIn.trim() !== '' ? Number(expiresIn) : expiresIn;
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
+    return seconds === Infinity ? MAX_TOKEN_LIFETIME_MS : DEFAULT_TOKEN_LIFETIME_MS;
+  }
+  return Math.min(seconds * 1000, MAX_TOKEN_LIFETIME_MS);
 }
 
 interface RawResponse {

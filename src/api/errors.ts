@@ -251,6 +251,8 @@ const CODE_WORDS: Record<string, string> = {
   ECONNREFUSED: 'connection refused: nothing is listening there',
   ENOTFOUND: 'host name not found',
   EAI_AGAIN: 'host name lookup failed (DNS)',
+  EHOSTUNREACH: 'no route to the host',
+  ENETUNREACH: 'the network is unreachable',
   ECONNRESET: 'connection reset by the service',
   UND_ERR_SOCKET: 'connection closed by the service',
   UND_ERR_CONNECT_TIMEOUT: 'timed out connecting',
@@ -263,9 +265,62 @@ export interface NetworkFailure extends FailedRequest {
   gaveUp?: string;
   /** True when the request may have reached the service and was not repeated because that is unsafe. */
   notRepeatedBecauseUnsafe?: boolean;
+  /** The proxy every connection goes to, when there is one: failing to connect is failing to reach it. */
+  proxy?: { shown: string; variable: string };
+}
+
+/** What the proxy said when it would not open a tunnel (undici: "Proxy response (502) !== 200 …"). */
+function proxyRefusalStatus(error: unknown): number | undefined {
+  const message = error instanceof Error ? error.message : '';
+  const match = /Proxy response \((\d{3})\)/.exec(message);
+  return match ? Number(match[1]) : undefined;
+}
+
+function errorFromProxy(f: NetworkFailure & { proxy: { shown: string; variable: string } }): NetworkError | undefined {
+  const code = networkErrorCode(f.error);
+  const named = `the proxy ${f.proxy.shown} (from ${f.proxy.variable})`;
+  const status = proxyRefusalStatus(f.error);
+  const details = {
+    method: f.method,
+    path: f.path,
+    code,
+    attempts: f.attempts,
+    proxy: f.proxy.shown,
+    proxy_variable: f.proxy.variable,
+  };
+  if (status !== undefined) {
+    const why =
+      status === 407
+        ? 'it asks for a user name and password'
+        : `it answered HTTP ${status} instead of connecting to ${f.baseUrl}`;
+    return new NetworkError(
+      `${named} would not connect ${f.method} ${f.path} to the service: ${why}${attemptsNote(f)}${gaveUpNote(f.gaveUp)}`,
+      {
+        hint:
+          status === 407
+            ? `put the proxy's credentials in ${f.proxy.variable} (http://user:password@host:port)`
+            : `check that the proxy can reach ${f.baseUrl}, or add its host to NO_PROXY to connect directly`,
+        details: { ...details, status },
+        cause: f.error,
+      },
+    );
+  }
+  if (!isConnectPhaseError(f.error)) return undefined;
+  return new NetworkError(
+    `could not reach ${named} for ${f.method} ${f.path}: ${(code && CODE_WORDS[code]) ?? code}${code ? ` (${code})` : ''}${attemptsNote(f)}${gaveUpNote(f.gaveUp)}`,
+    {
+      hint: `check ${f.proxy.variable}: the proxy it names is down or wrong; unset it (or add the service's host to NO_PROXY) to connect directly`,
+      details,
+      cause: f.error,
+    },
+  );
 }
 
 export function errorFromNetwork(f: NetworkFailure): NetworkError {
+  if (f.proxy) {
+    const viaProxy = errorFromProxy({ ...f, proxy: f.proxy });
+    if (viaProxy) return viaProxy;
+  }
   const code = networkErrorCode(f.error);
   const words = (code && CODE_WORDS[code]) ?? (f.error instanceof Error ? f.error.message : String(f.error));
   const timeout = isTimeoutError(f.error);
@@ -278,23 +333,6 @@ export function errorFromNetwork(f: NetworkFailure): NetworkError {
     `could not reach the service for ${f.method} ${f.path}: ${words}${code ? ` (${code})` : ''}${attemptsNote(f)}${gaveUpNote(f.gaveUp)}`,
     { hint, details: { method: f.method, path: f.path, code, attempts: f.attempts }, cause: f.error },
   );
-}
-
-/**
- * The body of an answer with every occurrence of `secret` replaced: a proxy or a misconfigured
- * service may echo the token request back, and error messages quote answers.
- */
-export function withoutSecret(body: unknown, secret: string): unknown {
-  if (secret === '' || body === undefined || body === null) return body;
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  if (!text.includes(secret)) return body;
-  const scrubbed = text.split(secret).join('[REDACTED]');
-  if (typeof body === 'string') return scrubbed;
-  try {
-    return JSON.parse(scrubbed) as unknown;
-  } catch {
-    return scrubbed;
-  }
 }
 
 /** The token endpoint's answer to bad credentials (OAuth 2.0 error form, RFC 6749 §5.2). */

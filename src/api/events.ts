@@ -26,6 +26,8 @@ export function formatApiEvent(event: ApiEvent): string {
           return `[auth] requesting an access token (${event.reason === 'none' ? 'none cached' : event.reason === 'expiring' ? 'the cached one has expired or is about to' : 'the service refused the previous one'})`;
         case 'obtained':
           return `[auth] obtained an access token (valid until ${until(event.expiresAt)})`;
+        case 'not-saved':
+          return `the access token could not be saved for the next run: ${event.reason}`;
       }
   }
 }

@@ -21,7 +21,9 @@ export interface TokenCache {
 export type TokenEvent =
   | { type: 'token'; action: 'cached'; expiresAt: number }
   | { type: 'token'; action: 'requested'; reason: 'none' | 'expiring' | 'refused' }
-  | { type: 'token'; action: 'obtained'; expiresAt: number };
+  | { type: 'token'; action: 'obtained'; expiresAt: number }
+  /** The cache could not keep the token (a read-only config folder): the run goes on without it. */
+  | { type: 'token'; action: 'not-saved'; reason: string };
 
 /** Renew this long before expiry (capped at a tenth of the lifetime, for very short-lived tokens). */
 export const RENEWAL_MARGIN_MS = 60_000;
@@ -98,7 +100,8 @@ export class TokenProvider {
         .fetchToken()
         .then((token) => {
           this.current = token;
-          safeSave(this.options.cache, token);
+          const failure = safeSave(this.options.cache, token);
+          if (failure !== undefined) this.options.onEvent?.({ type: 'token', action: 'not-saved', reason: failure });
           this.options.onEvent?.({ type: 'token', action: 'obtained', expiresAt: token.expiresAt });
           return token;
         })
@@ -119,11 +122,13 @@ function safeLoad(cache: TokenCache | undefined): CachedToken | undefined {
   }
 }
 
-function safeSave(cache: TokenCache | undefined, token: CachedToken): void {
+/** Why the token could not be saved, if it could not (never thrown: see safeLoad). */
+function safeSave(cache: TokenCache | undefined, token: CachedToken): string | undefined {
   try {
     cache?.save(token);
-  } catch {
-    /* see safeLoad */
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
   }
 }
 

@@ -131,20 +131,24 @@ interface StatusOptions {
 
 interface LiveCheck {
   ok: boolean;
-  /** The service could not be reached (or kept failing) within the check's time: nothing is known of the credentials. */
+  /** Nothing answered (no connection, or no answer within a second): nothing is known of the credentials. */
   unreachable?: boolean;
+  /** The service answered, but only with errors (429/5xx) within the check's time. */
+  answering_with_errors?: boolean;
   token_expires_at?: string;
   error?: Record<string, unknown>;
   note?: string;
 }
 
-/** The live check's bound on each request, without retries: status answers within about a second. */
+/** The live check's bound on each attempt: an unreachable service is said within about a second. */
 export const LIVE_CHECK_TIMEOUT_MS = 1000;
+/** The live check's bound in all, retries of 429/5xx answers included. */
+export const LIVE_CHECK_DEADLINE_MS = 3000;
 
 /** Proves the credentials work: a token (cached or new) that the service accepts on a real call. */
 async function liveCheck(ctx: CommandContext): Promise<LiveCheck> {
   const { AuthError, NetworkError, ServiceError, RateLimitedError } = await import('../errors.js');
-  const client = await ctx.quickApi(LIVE_CHECK_TIMEOUT_MS);
+  const client = await ctx.quickApi(LIVE_CHECK_TIMEOUT_MS, LIVE_CHECK_DEADLINE_MS);
   let token: CachedToken;
   try {
     token = await client.token();
@@ -163,7 +167,17 @@ async function liveCheck(ctx: CommandContext): Promise<LiveCheck> {
       };
     }
     if (error instanceof AuthError) return { ok: false, error: error.toJSON() };
-    if (error instanceof NetworkError || error instanceof ServiceError || error instanceof RateLimitedError) {
+    if (error instanceof ServiceError || error instanceof RateLimitedError) {
+      return {
+        ok: false,
+        answering_with_errors: true,
+        error: {
+          ...error.toJSON(),
+          hint: 'the service answered, but with errors: the status above is what is saved locally; run `leadctl auth status` again later',
+        },
+      };
+    }
+    if (error instanceof NetworkError) {
       return {
         ok: false,
         unreachable: true,
@@ -175,6 +189,13 @@ async function liveCheck(ctx: CommandContext): Promise<LiveCheck> {
     }
     throw error;
   }
+}
+
+/** "HTTP 503, 4 attempts" from a service error's details. */
+function answerNote(error: Record<string, unknown> | undefined): string {
+  const details = (error?.details ?? {}) as { status?: unknown; attempts?: unknown };
+  const attempts = typeof details.attempts === 'number' ? details.attempts : 1;
+  return `HTTP ${String(details.status ?? '?')}, ${attempts} attempt${attempts === 1 ? '' : 's'}`;
 }
 
 function storedTokenExpiry(resolved: ResolvedCredentials): string | undefined {
@@ -248,7 +269,9 @@ const status: Handler<StatusOptions> = async (ctx, _args, opts) => {
           ? `ok${live.note ? ` (${live.note})` : ''}`
           : live.unreachable
             ? `not done: the service could not be reached (one try of at most ${LIVE_CHECK_TIMEOUT_MS / 1000} s)`
-            : `FAILED: ${String(live.error?.message ?? 'unknown')}`
+            : live.answering_with_errors
+              ? `not done: the service answered with errors (${answerNote(live.error)})`
+              : `FAILED: ${String(live.error?.message ?? 'unknown')}`
       }`,
       `Config file:   ${store.path}`,
     ];
@@ -269,6 +292,13 @@ const status: Handler<StatusOptions> = async (ctx, _args, opts) => {
     if (live.unreachable) {
       ctx.log.warn(
         `Error: the service could not be reached (one try of at most ${LIVE_CHECK_TIMEOUT_MS / 1000} s): ${String(error.message ?? 'no answer')}`,
+      );
+      ctx.log.warn(`Hint: ${String(error.hint)}`);
+      return ExitCode.SERVICE;
+    }
+    if (live.answering_with_errors) {
+      ctx.log.warn(
+        `Error: the service answered, but with errors (tried for at most ${LIVE_CHECK_DEADLINE_MS / 1000} s): ${String(error.message ?? 'an error status')}`,
       );
       ctx.log.warn(`Hint: ${String(error.hint)}`);
       return ExitCode.SERVICE;

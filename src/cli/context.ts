@@ -7,6 +7,7 @@ import { UsageError } from '../errors.js';
 import { createProgress, progressModeFor, type Progress } from '../output/progress.js';
 import { Output, outputWidth } from '../output/render.js';
 import { localZone } from '../output/time.js';
+import { Redactor } from '../redact.js';
 import type { IO } from '../io/io.js';
 
 import type { OutputFormat } from '../io/output-format.js';
@@ -58,6 +59,11 @@ export interface CommandContext {
   config: ConfigAccess;
   /** Results on stdout in the chosen --output format. */
   output: Output;
+  /**
+   * The run's one redactor: the API clients teach it every secret they send; the logger, the
+   * error rendering and whatever writes diagnostics pass their text through it.
+   */
+  redactor: Redactor;
   /** Progress on stderr for a long run (spinner on a TTY, lines in logs, nothing with --quiet or json). */
   progress(text?: string): Progress;
   /**
@@ -66,10 +72,11 @@ export interface CommandContext {
    */
   api(flags?: Pick<CredentialFlags, 'clientId' | 'clientSecret'>): Promise<ApiClient>;
   /**
-   * A separate client for a quick question (auth status's live check): one attempt per request,
-   * each bounded by `timeoutMs`, so that an unreachable service is said at once, not after retries.
+   * A separate client for a quick question (auth status's live check): a failed connection is not
+   * retried and each attempt is bounded by `timeoutMs`, so that an unreachable service is said at
+   * once; answers of 429/5xx are retried, everything ending within `deadlineMs`.
    */
-  quickApi(timeoutMs: number): Promise<ApiClient>;
+  quickApi(timeoutMs: number, deadlineMs: number): Promise<ApiClient>;
   /** Frees connections and finishes progress output; main calls it after the handler. */
   dispose(): Promise<void>;
   /** Runs another leadctl command line in-process (the demo's steps): `main`, handed in by main itself. */
@@ -97,8 +104,15 @@ export function resolveGlobals(io: IO, raw: Record<string, unknown>): GlobalOpti
   };
 }
 
-export function createLogger(io: IO, globals: Pick<GlobalOptions, 'quiet' | 'verbose'>): Logger {
-  const write = (line: string) => io.stderr.write(line.endsWith('\n') ? line : line + '\n');
+export function createLogger(
+  io: IO,
+  globals: Pick<GlobalOptions, 'quiet' | 'verbose'>,
+  redactor: Redactor = new Redactor(),
+): Logger {
+  const write = (text: string) => {
+    const line = redactor.text(text);
+    io.stderr.write(line.endsWith('\n') ? line : line + '\n');
+  };
   return {
     info: (m) => {
       if (!globals.quiet) write(m);
@@ -110,9 +124,14 @@ export function createLogger(io: IO, globals: Pick<GlobalOptions, 'quiet' | 'ver
   };
 }
 
-export function createContext(io: IO, raw: Record<string, unknown>, runCommand: RunCommand): CommandContext {
+export function createContext(
+  io: IO,
+  raw: Record<string, unknown>,
+  runCommand: RunCommand,
+  redactor: Redactor = new Redactor(),
+): CommandContext {
   const globals = resolveGlobals(io, raw);
-  const log = createLogger(io, globals);
+  const log = createLogger(io, globals, redactor);
   const dir = configDir(io.env);
   let store: Promise<ProfileStore> | undefined;
   let shared: Promise<ApiClient> | undefined;
@@ -145,13 +164,12 @@ export function createContext(io: IO, raw: Record<string, unknown>, runCommand: 
 
   const makeClient = async (
     flags: Pick<CredentialFlags, 'clientId' | 'clientSecret'>,
-    quick?: { timeoutMs: number },
+    quick?: { timeoutMs: number; deadlineMs: number },
   ): Promise<ApiClient> => {
     const [
       { createApiClient, proxyFromEnv },
       { formatMs, retryPolicyFromEnv },
       { formatApiEvent },
-      { redact },
       credentials,
       { listsPathMemory },
       { stateDir },
@@ -160,7 +178,6 @@ export function createContext(io: IO, raw: Record<string, unknown>, runCommand: 
       import('../api/client.js'),
       import('../api/retry.js'),
       import('../api/events.js'),
-      import('../output/mask.js'),
       import('../config/credentials.js'),
       import('../config/lists-path.js'),
       import('../config/state-dir.js'),
@@ -177,11 +194,19 @@ export function createContext(io: IO, raw: Record<string, unknown>, runCommand: 
     let retry;
     try {
       retry = retryPolicyFromEnv(io.env);
-      if (quick) retry = { ...retry, maxAttempts: 1 };
+      // A quick check retries answers of 429/5xx a few times, briefly; the deadline bounds it all.
+      if (quick)
+        retry = {
+          maxAttempts: Math.min(retry.maxAttempts, 4),
+          baseDelayMs: Math.min(retry.baseDelayMs, 250),
+          maxDelayMs: Math.min(retry.maxDelayMs, 1000),
+          maxTotalWaitMs: Math.min(retry.maxTotalWaitMs, quick.deadlineMs),
+        };
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
     const secret = resolved.clientSecret?.value;
+    let tokenNotSaved = false;
     // Credentials given explicitly (auth login) are being tried out: keep them away from the profile's token.
     const explicit = flags.clientId !== undefined || flags.clientSecret !== undefined;
     return createApiClient({
@@ -190,6 +215,9 @@ export function createContext(io: IO, raw: Record<string, unknown>, runCommand: 
       clientSecret: secret,
       tokenCache: explicit ? undefined : credentials.profileTokenCache(profiles, resolved),
       timeoutMs: quick ? Math.min(quick.timeoutMs, globals.timeoutMs ?? Infinity) : globals.timeoutMs,
+      deadlineMs: quick?.deadlineMs,
+      retryConnectionFailures: quick ? false : undefined,
+      redactor,
       retry,
       proxy: proxyFromEnv(io.env),
       userAgent: `leadctl/${packageVersion()} node/${process.versions.node}`,
@@ -197,7 +225,11 @@ export function createContext(io: IO, raw: Record<string, unknown>, runCommand: 
       listsPath: globals.listsPath,
       listsMemory: listsPathMemory(stateDir(io.env), resolved.profile.value, resolved.baseUrl.value),
       onEvent: (event) => {
-        if (globals.verbose) log.debug(redact(formatApiEvent(event), [secret]));
+        if (event.type === 'token' && event.action === 'not-saved') {
+          // The run goes on with its token; the next one will have to ask for another.
+          if (!tokenNotSaved) log.warn(`Warning: ${formatApiEvent(event)}`);
+          tokenNotSaved = true;
+        } else if (globals.verbose) log.debug(formatApiEvent(event));
         else if (event.type === 'retry') {
           // A run waiting on a struggling service says so, above its progress, instead of going quiet.
           const line = `${event.method} ${event.path}: ${event.reason}, retry ${event.attempt} of ${retry.maxAttempts - 1} in ${formatMs(event.delayMs)}`;
@@ -215,6 +247,7 @@ export function createContext(io: IO, raw: Record<string, unknown>, runCommand: 
     log,
     config,
     runCommand,
+    redactor,
     output: new Output(io.stdout, {
       format: globals.output,
       color: globals.color && io.stdout.isTTY === true,
@@ -244,8 +277,8 @@ export function createContext(io: IO, raw: Record<string, unknown>, runCommand: 
       }
       return shared;
     },
-    quickApi(timeoutMs) {
-      const client = makeClient({}, { timeoutMs });
+    quickApi(timeoutMs, deadlineMs) {
+      const client = makeClient({}, { timeoutMs, deadlineMs });
       clients.push(client);
       return client;
     },

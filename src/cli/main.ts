@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ExitCode, LeadctlError, UsageError } from '../errors.js';
+import { Redactor, redactError } from '../redact.js';
 import type { Bind, Register } from './command.js';
 import { OUTPUT_FORMATS } from '../io/output-format.js';
 import { packageVersion } from '../version.js';
@@ -136,6 +137,8 @@ function parsePositiveNumber(value: string): number {
 /** Parses argv, runs the command and returns the exit code. Never exits the process. */
 export async function main(argv: string[], io: IO = processIO()): Promise<number> {
   let exitCode: number = ExitCode.OK;
+  // One per run: what the run's clients send is what its error output must never show.
+  const redactor = new Redactor();
   // Until the command runs, the format comes from argv: errors in the flags themselves follow it too.
   const explicit = explicitOutput(argv);
   let jsonErrors: JsonErrors =
@@ -150,7 +153,7 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
         allowChanging: raw.allowChangingInput === true,
         delimiter: raw.delimiter as string | undefined,
       };
-      const ctx = createContext({ ...io, input, csv: { raw: raw.csvRaw === true } }, raw, main);
+      const ctx = createContext({ ...io, input, csv: { raw: raw.csvRaw === true } }, raw, main, redactor);
       // JSON asked for by name: the error is the run's one document on stdout. JSON only implied (stdout
       // piped): stdout is for data, so the error document goes to stderr (see JsonErrors).
       jsonErrors = ctx.globals.output !== 'json' ? 'none' : ctx.globals.outputExplicit ? 'stdout' : 'stderr';
@@ -166,7 +169,7 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (err) {
-    return renderError(err, io, jsonErrors, failingCommand.get(program));
+    return renderError(redactError(err, redactor), io, jsonErrors, failingCommand.get(program), redactor);
   }
 }
 
@@ -200,14 +203,23 @@ export function usageMessage(message: string): string {
     .trim();
 }
 
-function renderError(err: unknown, io: IO, jsonErrors: JsonErrors, failing: Command | undefined): number {
+function renderError(
+  err: unknown,
+  io: IO,
+  jsonErrors: JsonErrors,
+  failing: Command | undefined,
+  redactor: Redactor,
+): number {
   const json = jsonErrors === 'stdout';
   if (err instanceof CommanderError) {
     // Help and version are not failures; commander already printed them.
     if (err.exitCode === 0) return ExitCode.OK;
     // A group named without its command: commander printed the group's help on stderr.
     const helpShown = err.code === 'commander.help';
-    const message = helpShown ? `${commandPath(failing ?? undefined)} needs a command` : usageMessage(err.message);
+    // Commander quotes what it did not understand, which may be a secret given as a flag.
+    const message = redactor.text(
+      helpShown ? `${commandPath(failing ?? undefined)} needs a command` : usageMessage(err.message),
+    );
     const hint = `run \`${commandPath(failing)} --help\` for usage and examples`;
     const doc = JSON.stringify({ error: { code: 'usage', message, exit_code: ExitCode.USAGE, hint } }) + '\n';
     if (json) io.stdout.write(doc);

@@ -101,41 +101,45 @@ export class ProfileStore {
    * Read-modify-write under the lock. `change` gets the current content (re-read inside the
    * lock, so another process's change made meanwhile is kept) and edits it in place.
    */
-  update(change: (data: ConfigData) => void): ConfigData {
-    this.ensureDir();
-    return this.locked(() => {
-      let data: ConfigData;
-      try {
-        data = this.exists() ? normalize(this.conf().store) : emptyConfig();
-      } catch (error) {
-        throw unreadable(this.path, error);
-      }
-      change(data);
-      this.conf().store = data as unknown as Record<string, unknown>;
-      this.repairModes();
-      return data;
-    });
+  update(change: (data: ConfigData) => void, what = 'the configuration'): ConfigData {
+    try {
+      this.ensureDir();
+      return this.locked(() => {
+        let data: ConfigData;
+        try {
+          data = this.exists() ? normalize(this.conf().store) : emptyConfig();
+        } catch (error) {
+          throw unreadable(this.path, error);
+        }
+        change(data);
+        this.conf().store = data as unknown as Record<string, unknown>;
+        this.repairModes();
+        return data;
+      });
+    } catch (error) {
+      throw unwritable(error, this.dir, what) ?? error;
+    }
   }
 
   saveProfile(name: string, profile: Profile, options: { makeCurrent?: boolean } = {}): void {
     this.update((data) => {
       data.profiles[name] = profile;
       if (options.makeCurrent || !data.current_profile) data.current_profile = name;
-    });
+    }, `the profile "${name}"`);
   }
 
   saveToken(name: string, token: StoredToken): void {
     this.update((data) => {
       const profile = data.profiles[name];
       if (profile) profile.token = token;
-    });
+    }, `the access token of profile "${name}"`);
   }
 
   clearToken(name: string): void {
     if (!this.profile(name)?.token) return;
     this.update((data) => {
       delete data.profiles[name]?.token;
-    });
+    }, `profile "${name}" (to forget its token)`);
   }
 
   /** Forgets the secret and token of a profile; keeps base URL and client id. Returns false if absent. */
@@ -147,7 +151,7 @@ export class ProfileStore {
         delete profile.client_secret;
         delete profile.token;
       }
-    });
+    }, `profile "${name}" (to forget its secret and token)`);
     return true;
   }
 
@@ -156,7 +160,7 @@ export class ProfileStore {
     this.update((data) => {
       delete data.profiles[name];
       if (data.current_profile === name) data.current_profile = Object.keys(data.profiles)[0];
-    });
+    }, `the configuration (to remove profile "${name}")`);
     return true;
   }
 
@@ -165,7 +169,7 @@ export class ProfileStore {
       return withFileLock(this.lockPath, fn);
     } catch (error) {
       if (error instanceof Error && /is locked by another leadctl process/.test(error.message)) {
-        throw new LeadctlError('config_locked', ExitCode.UNEXPECTED, error.message, {
+        throw new LeadctlError('config_locked', ExitCode.LOCKED, error.message, {
           hint: 'wait for the other leadctl run to finish and try again',
           cause: error,
         });
@@ -195,6 +199,28 @@ export class ProfileStore {
     chmodSync(this.dir, 0o700);
     chmodSync(this.path, 0o600);
   }
+}
+
+/** Why a folder cannot be written, in words, by the system's error code. */
+const UNWRITABLE: Record<string, string> = {
+  EROFS: 'it is on a read-only file system',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOTDIR: 'a part of the path is a file, not a folder',
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is used up',
+};
+
+/** A write into the config folder that the system refused: an environment problem (exit 2), never a bug. */
+function unwritable(error: unknown, dir: string, what: string): UsageError | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (!code || !(code in UNWRITABLE) || error instanceof LeadctlError) return undefined;
+  const where = (error as NodeJS.ErrnoException).path ?? dir;
+  return new UsageError(`cannot save ${what} in ${dir}: ${UNWRITABLE[code]} (${code}, ${where})`, {
+    hint: `make ${dir} writable for this user, or point LEADCTL_CONFIG_DIR at a writable folder (e.g. LEADCTL_CONFIG_DIR=$HOME/.config/leadctl)`,
+    details: { path: where, config_dir: dir, code },
+    cause: error,
+  });
 }
 
 function unreadable(path: string, error: unknown): UsageError {
