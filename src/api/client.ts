@@ -160,7 +160,7 @@ export interface ApiClientOptions {
   random?: () => number;
   /** Proxies, as in HTTPS_PROXY / HTTP_PROXY / NO_PROXY, for https; plain http only ever goes to this machine. */
   proxy?: ProxySettings;
-  /** Name resolution of a plain http base URL (tests); the system's otherwise. Every address must be loopback. */
+  /** Name resolution of direct connections (tests); the system's otherwise. For plain http every address must be loopback. */
   lookup?: LookupFunction;
   /**
    * Learns the secrets this client sends (client secret, tokens, api keys, proxy password) and

@@ -197,7 +197,7 @@ export function loopbackOnlyLookup(resolve: LookupFunction = dnsLookup as unknow
 export interface DispatcherSetup {
   agent: Agent.Options;
   proxy?: ProxySettings;
-  /** Name resolution for plain http (tests); the system's otherwise. */
+  /** Name resolution for direct connections (tests); the system's otherwise. */
   lookup?: LookupFunction;
 }
 
@@ -218,7 +218,10 @@ export function createDispatcher(baseUrl: URL, setup: DispatcherSetup): { dispat
     };
   }
   const proxy = proxyFor(baseUrl, setup.proxy);
-  if (!proxy) return { dispatcher: new Agent(setup.agent) };
+  if (!proxy) {
+    const connect = setup.lookup ? { ...(setup.agent.connect as object), lookup: setup.lookup } : setup.agent.connect;
+    return { dispatcher: new Agent({ ...setup.agent, connect }) };
+  }
   // The IO's environment decides (never undici's own reading of process.env).
   return { dispatcher: new ProxyAgent({ ...setup.agent, uri: proxy.url }), proxy };
 }

@@ -142,8 +142,11 @@ interface LiveCheck {
 
 /** The live check's bound on each attempt: an unreachable service is said within about a second. */
 export const LIVE_CHECK_TIMEOUT_MS = 1000;
-/** The live check's bound in all, retries of 429/5xx answers included. */
-export const LIVE_CHECK_DEADLINE_MS = 3000;
+/**
+ * The live check's bound in all, retries of 429/5xx answers included: room for four attempts one
+ * second apart (the Retry-After a busy service usually asks for).
+ */
+export const LIVE_CHECK_DEADLINE_MS = 3200;
 
 /** Proves the credentials work: a token (cached or new) that the service accepts on a real call. */
 async function liveCheck(ctx: CommandContext): Promise<LiveCheck> {
@@ -298,7 +301,7 @@ const status: Handler<StatusOptions> = async (ctx, _args, opts) => {
     }
     if (live.answering_with_errors) {
       ctx.log.warn(
-        `Error: the service answered, but with errors (tried for at most ${LIVE_CHECK_DEADLINE_MS / 1000} s): ${String(error.message ?? 'an error status')}`,
+        `Error: the service answered, but with errors (tried for about ${Math.round(LIVE_CHECK_DEADLINE_MS / 1000)} s): ${String(error.message ?? 'an error status')}`,
       );
       ctx.log.warn(`Hint: ${String(error.hint)}`);
       return ExitCode.SERVICE;

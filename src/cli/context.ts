@@ -216,6 +216,8 @@ export function createContext(
       tokenCache: explicit ? undefined : credentials.profileTokenCache(profiles, resolved),
       timeoutMs: quick ? Math.min(quick.timeoutMs, globals.timeoutMs ?? Infinity) : globals.timeoutMs,
       deadlineMs: quick?.deadlineMs,
+      // One person waiting, not a fleet of workers to spread out: no jitter, so the retries fit the deadline.
+      random: quick ? () => 0 : undefined,
       retryConnectionFailures: quick ? false : undefined,
       redactor,
       retry,
