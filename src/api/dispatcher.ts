@@ -7,7 +7,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { Agent, ProxyAgent, type Dispatcher } from 'undici';
-import { isLoopbackHost } from '../config/base-url.js';
+import { isLoopbackHost } from './loopback.js';
 import { UsageError } from '../errors.js';
 
 export interface ProxySettings {

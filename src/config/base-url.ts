@@ -1,18 +1,9 @@
-import { isIP } from 'node:net';
+import { isLoopbackHost } from '../api/loopback.js';
 import { UsageError } from '../errors.js';
 
+export { isLoopbackHost };
+
 export const PRODUCTION_BASE_URL = 'https://api.decisioncloud.me';
-
-const LOOPBACK_NAME = 'localhost';
-
-/** 127.0.0.0/8, ::1 and localhost: traffic that never leaves the machine (the sandbox). */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === LOOPBACK_NAME || host.endsWith(`.${LOOPBACK_NAME}`)) return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  if (isIP(host) === 6) return host === '::1' || host === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(host);
-  return false;
-}
 
 /**
  * A base URL that is neither this machine (a local sandbox) nor a host named as a sandbox
