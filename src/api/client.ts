@@ -10,9 +10,10 @@
 import { Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import type { LookupFunction } from 'node:net';
-import { request as undiciRequest, type Dispatcher } from 'undici';
+import { errors as undiciErrors, request as undiciRequest, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import {
+  BatchAnswerSchema,
   BatchResponseSchema,
   DictionaryResponseSchema,
   DryRunResponseSchema,
@@ -23,6 +24,7 @@ import {
   ListResponseSchema,
   ManagementSystemsResponseSchema,
   TokenResponseSchema,
+  UpsertAnswerSchema,
   UpsertResponseSchema,
 } from '../schema/index.js';
 import type {
@@ -42,11 +44,12 @@ import type {
   PaymentUpsert,
   PriceRejectAccept,
 } from '../schema/index.js';
-import { AuthError, NotFoundError, ServiceError } from '../errors.js';
+import { AuthError, NotFoundError } from '../errors.js';
 import { Redactor, redactError } from '../redact.js';
 import {
   type FailedResponse,
   errorFromNetwork,
+  errorFromOversizedAnswer,
   errorFromResponse,
   errorFromTokenResponse,
   isConnectPhaseError,
@@ -70,7 +73,15 @@ import {
   type RetryPolicy,
 } from './retry.js';
 import { MAX_LIST_PAGES, PageGuard } from './paging.js';
-import { isRetryableStatus } from './status.js';
+import { readAnswerBody } from './read-answer.js';
+import {
+  ANSWER_PROBLEM_WORDS,
+  checkAnswer,
+  isRetryableStatus,
+  MAX_ANSWER_BYTES,
+  type AnswerProblem,
+  type AnswerRule,
+} from './status.js';
 import { TokenProvider, type CachedToken, type TokenCache, type TokenEvent } from './token.js';
 
 /**
@@ -121,12 +132,17 @@ export interface RequestSpec extends RequestOptions {
    * client's secrets taken out, as error answers always do.
    */
   rawAnswer?: boolean;
+  /** What a 2xx must be to count as the answer (src/api/status.ts); one that is not is retried like a 5xx. */
+  answer?: AnswerRule;
 }
 
 export interface ApiResponse<T = unknown> {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  /** Parsed JSON, or the text when the body was not JSON; undefined when empty. */
+  /**
+   * A 2xx: the parsed JSON, in the shape `answer` asks for; undefined when empty. A non-2xx that
+   * `accept` took: parsed JSON, or the text when it was not JSON.
+   */
   body: T;
   /** Attempts made, the first included. */
   attempts: number;
@@ -149,8 +165,10 @@ export interface ApiClientOptions {
   clientSecret?: string;
   /** Persists the token across runs (the profile). */
   tokenCache?: TokenCache;
-  /** Per-request timeout (waiting for headers, and between body chunks). Default 60 s. */
+  /** Deadline of one attempt of a request: sending it, and its answer's headers and body. Default 60 s. */
   timeoutMs?: number;
+  /** Largest answer read (MAX_ANSWER_BYTES); a larger one is refused unread. */
+  maxAnswerBytes?: number;
   retry?: Partial<RetryPolicy>;
   onEvent?: (event: ApiEvent) => void;
   userAgent?: string;
@@ -219,6 +237,15 @@ export interface LeadIdsParams {
 export const LISTS_PATHS = ['/api/v1/lead-management/lists', '/api/v1/list-manager/lists'] as const;
 const DEFAULT_TIMEOUT_MS = 60_000;
 
+/** A single upsert's answer: the contract shows no body, so none is an answer too; one that comes must be a JSON object. */
+export const UPSERT_ANSWER: AnswerRule = { schema: UpsertAnswerSchema, empty: 'always' };
+/**
+ * A batch's answer: a JSON object (or a 204), whose per-record detail, when it has one, is well
+ * formed; anything else acknowledges nothing.
+ */
+export const BATCH_ANSWER: AnswerRule = { schema: BatchAnswerSchema, empty: 'no-content' };
+const LIST_ANSWER: AnswerRule = { schema: ListResponseSchema };
+
 export class ApiClient {
   readonly baseUrl: string;
   readonly clientId?: string;
@@ -286,35 +313,43 @@ export class ApiClient {
   // ---- lists ------------------------------------------------------------------------------------
 
   async createList(body: JsonBody<ListWrite>, options?: RequestOptions): Promise<List> {
-    const { res, path } = await this.listsSend({ method: 'POST', suffix: '', body, ...options });
-    return this.expect(ListResponseSchema, res, 'POST', path).data;
+    const { res } = await this.listsSend({ method: 'POST', suffix: '', body, answer: LIST_ANSWER, ...options });
+    return (res.body as z.infer<typeof ListResponseSchema>).data;
   }
 
   async updateList(listId: number, body: JsonBody<ListWrite>, options?: RequestOptions): Promise<List> {
-    const { res, path } = await this.listsSend({
+    const { res } = await this.listsSend({
       method: 'PUT',
       suffix: `/${encodeURIComponent(String(listId))}`,
       body,
       subject: `list ${listId}`,
+      answer: LIST_ANSWER,
       ...options,
     });
-    return this.expect(ListResponseSchema, res, 'PUT', path).data;
+    return (res.body as z.infer<typeof ListResponseSchema>).data;
   }
 
   async getList(listId: number, options?: RequestOptions): Promise<List> {
-    const { res, path } = await this.listsSend({
+    const { res } = await this.listsSend({
       method: 'GET',
       suffix: `/${encodeURIComponent(String(listId))}`,
       subject: `list ${listId}`,
+      answer: LIST_ANSWER,
       ...options,
     });
-    return this.expect(ListResponseSchema, res, 'GET', path).data;
+    return (res.body as z.infer<typeof ListResponseSchema>).data;
   }
 
   /** One page of list metadata (pages start at 1). */
   async listPage(page = 1, options?: RequestOptions): Promise<ListPage> {
-    const { res, path } = await this.listsSend({ method: 'GET', suffix: '', query: [['page', page]], ...options });
-    return this.expect(ListPageSchema, res, 'GET', path);
+    const { res } = await this.listsSend({
+      method: 'GET',
+      suffix: '',
+      query: [['page', page]],
+      answer: { schema: ListPageSchema },
+      ...options,
+    });
+    return res.body as ListPage;
   }
 
   /**
@@ -388,7 +423,15 @@ export class ApiClient {
   private async listsRouteMissing(prefix: string, suffix: string, signal?: AbortSignal): Promise<boolean> {
     if (suffix === '') return true;
     try {
-      await this.send({ method: 'GET', path: prefix, query: [['page', 1]], auth: 'bearer', repeat: 'safe', signal });
+      await this.send({
+        method: 'GET',
+        path: prefix,
+        query: [['page', 1]],
+        auth: 'bearer',
+        repeat: 'safe',
+        signal,
+        answer: { schema: ListPageSchema },
+      });
       return false;
     } catch (err) {
       // Any other answer to the probe leaves the first one standing: that list is unknown.
@@ -418,6 +461,7 @@ export class ApiClient {
       body,
       auth: 'bearer',
       repeat: 'safe',
+      answer: BATCH_ANSWER,
       ...options,
     });
     const parsed = BatchResponseSchema.safeParse(res.body);
@@ -434,8 +478,16 @@ export class ApiClient {
     if (params.per_page !== undefined) query.push(['per_page', params.per_page]);
     if (params.cursor !== undefined) query.push(['cursor', params.cursor]);
     const path = '/api/v1/lead-data/lead-ids';
-    const res = await this.send({ method: 'GET', path, query, auth: 'bearer', repeat: 'safe', ...options });
-    return this.expect(LeadIdsPageSchema, res, 'GET', path);
+    const res = await this.send({
+      method: 'GET',
+      path,
+      query,
+      auth: 'bearer',
+      repeat: 'safe',
+      answer: { schema: LeadIdsPageSchema },
+      ...options,
+    });
+    return res.body as LeadIdsPage;
   }
 
   /** One lead's file builder columns, keyed by map id; `mapIds` filters them (sent as repeated map_ids[]). */
@@ -453,29 +505,52 @@ export class ApiClient {
       auth: 'bearer',
       repeat: 'safe',
       subject: `lead ${leadId}`,
+      answer: { schema: LeadResponseSchema },
       ...options,
     });
-    return this.expect(LeadResponseSchema, res, 'GET', path).data as Record<string, unknown>;
+    return (res.body as z.infer<typeof LeadResponseSchema>).data as Record<string, unknown>;
   }
 
   async dictionary(options?: RequestOptions): Promise<DataAttribute[]> {
     const path = '/api/v1/lead-data/dictionary';
-    const res = await this.send({ method: 'GET', path, auth: 'bearer', repeat: 'safe', ...options });
-    return this.expect(DictionaryResponseSchema, res, 'GET', path).data;
+    const res = await this.send({
+      method: 'GET',
+      path,
+      auth: 'bearer',
+      repeat: 'safe',
+      answer: { schema: DictionaryResponseSchema },
+      ...options,
+    });
+    return (res.body as z.infer<typeof DictionaryResponseSchema>).data;
   }
 
   // ---- dry run, systems ---------------------------------------------------------------------------
 
   async dryRun(body: DryRunRequest, options?: RequestOptions): Promise<DryRunResult> {
     const path = '/api/v1/lead-processing/dry-run';
-    const res = await this.send({ method: 'POST', path, body, auth: 'bearer', repeat: 'safe', ...options });
-    return this.expect(DryRunResponseSchema, res, 'POST', path).data;
+    const res = await this.send({
+      method: 'POST',
+      path,
+      body,
+      auth: 'bearer',
+      repeat: 'safe',
+      answer: { schema: DryRunResponseSchema },
+      ...options,
+    });
+    return (res.body as DryRunResponse).data;
   }
 
   async managementSystems(options?: RequestOptions): Promise<ManagementSystem[]> {
     const path = '/api/v1/resources/management-systems';
-    const res = await this.send({ method: 'GET', path, auth: 'bearer', repeat: 'safe', ...options });
-    return this.expect(ManagementSystemsResponseSchema, res, 'GET', path).data;
+    const res = await this.send({
+      method: 'GET',
+      path,
+      auth: 'bearer',
+      repeat: 'safe',
+      answer: { schema: ManagementSystemsResponseSchema },
+      ...options,
+    });
+    return (res.body as z.infer<typeof ManagementSystemsResponseSchema>).data;
   }
 
   // ---- legacy (campaign api_key in the body, no bearer; never repeated once sent) ----------------
@@ -602,8 +677,34 @@ export class ApiClient {
         attempt,
       });
 
-      if ((res.status >= 200 && res.status < 300) || spec.accept?.(res.status, res.body)) {
-        const body = spec.rawAnswer ? res.body : this.redactor.knownIn(res.body);
+      if (res.kind === 'too-large') {
+        throw errorFromOversizedAnswer({
+          method: spec.method,
+          path: target,
+          baseUrl: this.baseUrl,
+          attempts: attempt,
+          status: res.status,
+          limit: res.limit,
+          declared: res.declared,
+        });
+      }
+      let answered: unknown;
+      let malformed: AnswerProblem | undefined;
+      if (res.status >= 200 && res.status < 300) {
+        const check = checkAnswer(
+          res.status,
+          headerValue(res.headers['content-type']),
+          res.text,
+          res.bytes,
+          spec.answer,
+        );
+        if (check.ok) answered = check.body;
+        else malformed = check.problem;
+      } else {
+        answered = parseBody(res.text, res.headers['content-type']);
+      }
+      if ((res.status >= 200 && res.status < 300 && !malformed) || spec.accept?.(res.status, answered)) {
+        const body = spec.rawAnswer ? answered : this.redactor.knownIn(answered);
         return { status: res.status, headers: res.headers, body: body as T, attempts: attempt };
       }
       if (res.status === 401 && spec.auth === 'bearer' && !renewedAfter401 && token !== undefined) {
@@ -619,12 +720,15 @@ export class ApiClient {
         attempts: attempt,
         status: res.status,
         // An answer may echo the request (its headers, its form): never the secrets it carried.
-        body: this.redactor.details(res.body),
+        // A malformed 2xx is kept as the start of its text, which the message quotes.
+        body: this.redactor.details(malformed ? res.text.slice(0, MALFORMED_TEXT_KEPT) : answered),
         subject: spec.subject,
         repeatable: spec.repeat === 'safe',
         auth: spec.auth,
+        ...(malformed ? { malformed } : {}),
       };
-      if (isRetryableStatus(res.status) && spec.repeat === 'safe') {
+      // A malformed 2xx is most often something in the way (a portal, a proxy): worth repeating like a 5xx.
+      if ((malformed !== undefined || isRetryableStatus(res.status)) && spec.repeat === 'safe') {
         const retryAfter = parseRetryAfter(res.headers['retry-after'], this.now());
         const decision = this.withinDeadline(
           decideRetry(
@@ -642,7 +746,7 @@ export class ApiClient {
             path: target,
             attempt,
             delayMs: decision.delayMs,
-            reason: `HTTP ${res.status}`,
+            reason: malformed ? `HTTP ${res.status}, ${ANSWER_PROBLEM_WORDS[malformed.kind]}` : `HTTP ${res.status}`,
           });
           await sleep(decision.delayMs, spec.signal);
           waitedMs += decision.delayMs;
@@ -700,23 +804,48 @@ export class ApiClient {
       body = JSON.stringify(spec.body);
     }
     const timeout = spec.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    let res: Dispatcher.ResponseData;
+    // One deadline for the whole attempt: undici's own timeouts bound only each wait, so an answer
+    // trickling a byte a second would never end.
+    const deadline = new AbortController();
+    let answering = false;
+    const timer = setTimeout(
+      () => deadline.abort(answering ? new undiciErrors.BodyTimeoutError() : new undiciErrors.HeadersTimeoutError()),
+      timeout,
+    );
+    const signal = spec.signal ? AbortSignal.any([spec.signal, deadline.signal]) : deadline.signal;
     try {
-      res = await undiciRequest(this.origin + this.basePath + target, {
-        method: spec.method,
-        headers,
-        body,
-        dispatcher: this.dispatcher,
-        signal: spec.signal,
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-      });
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await undiciRequest(this.origin + this.basePath + target, {
+          method: spec.method,
+          headers,
+          body,
+          dispatcher: this.dispatcher,
+          signal,
+          headersTimeout: timeout,
+          bodyTimeout: timeout,
+        });
+      } catch (error) {
+        const sourceFailure = body instanceof Readable ? bodySourceFailures.get(body) : undefined;
+        throw sourceFailure ? new BodySourceError(sourceFailure) : error;
+      }
+      answering = true;
+      const read = await readAnswerBody(res, this.options.maxAnswerBytes ?? MAX_ANSWER_BYTES);
+      return read.kind === 'read'
+        ? { kind: 'read', status: res.statusCode, headers: res.headers, text: read.text, bytes: read.bytes }
+        : {
+            kind: 'too-large',
+            status: res.statusCode,
+            headers: res.headers,
+            limit: read.limit,
+            declared: read.declared,
+          };
     } catch (error) {
-      const sourceFailure = body instanceof Readable ? bodySourceFailures.get(body) : undefined;
-      throw sourceFailure ? new BodySourceError(sourceFailure) : error;
+      if (deadline.signal.aborted && !spec.signal?.aborted) throw deadline.signal.reason;
+      throw error;
+    } finally {
+      clearTimeout(timer);
     }
-    const text = await res.body.text();
-    return { status: res.statusCode, headers: res.headers, body: parseBody(text, res.headers['content-type']) };
   }
 
   private async bearerToken(): Promise<string> {
@@ -746,31 +875,28 @@ export class ApiClient {
       repeat: 'safe',
       rawAnswer: true,
       mapError: (failure) => errorFromTokenResponse({ ...failure, clientId }),
+      answer: { schema: TokenAnswerSchema },
     });
-    const parsed = TokenAnswerSchema.safeParse(res.body);
-    if (!parsed.success) {
-      throw new ServiceError(
-        `the token endpoint at ${this.baseUrl} answered without a usable access token`,
-        res.status,
-        {
-          hint: 'check that the base URL points at the service (not a web page or proxy)',
-          details: {
-            body: typeof res.body === 'string' ? this.redactor.text(res.body).slice(0, 200) : undefined,
-          },
-        },
-      );
-    }
-    this.redactor.add(parsed.data.access_token);
+    const parsed = res.body as z.infer<typeof TokenAnswerSchema>;
+    this.redactor.add(parsed.access_token);
     return {
-      accessToken: parsed.data.access_token,
+      accessToken: parsed.access_token,
       obtainedAt: requestedAt,
       // Counted from when we asked, so clock drift during the request shortens, never lengthens, the life.
-      expiresAt: requestedAt + tokenLifetimeMs(parsed.data.expires_in),
+      expiresAt: requestedAt + tokenLifetimeMs(parsed.expires_in),
     };
   }
 
   private async upsert(path: string, body: unknown, options?: RequestOptions): Promise<UpsertResult> {
-    const res = await this.send({ method: 'POST', path, body, auth: 'bearer', repeat: 'safe', ...options });
+    const res = await this.send({
+      method: 'POST',
+      path,
+      body,
+      auth: 'bearer',
+      repeat: 'safe',
+      answer: UPSERT_ANSWER,
+      ...options,
+    });
     const parsed = UpsertResponseSchema.safeParse(res.body);
     const data = parsed.success ? (parsed.data.data as Record<string, unknown> | undefined) : undefined;
     return { status: res.status, created: res.status === 201, data, raw: res.body };
@@ -788,9 +914,10 @@ export class ApiClient {
       rawAnswer: true,
       // The legacy endpoint answers refusals in its own envelope, whatever the HTTP status.
       accept: (_status, answer) => LegacyResponseSchema.safeParse(answer).success,
+      answer: { schema: LegacyResponseSchema },
       ...options,
     });
-    const answer = this.expect(LegacyResponseSchema, res, 'POST', path);
+    const answer = res.body as LegacyResponse;
     // Everything but the key to send back with an offer (the caller masks it when it shows it).
     const offered = answer.price_reject;
     const scrubbed = this.redactor.knownIn(answer);
@@ -799,21 +926,6 @@ export class ApiClient {
       ...(offered ? { price_reject: { ...scrubbed.price_reject!, api_key: offered.api_key } } : {}),
       httpStatus: res.status,
     };
-  }
-
-  /** Tolerant check of a 2xx answer: extra fields pass, missing essentials are a service error. */
-  private expect<S extends z.ZodType>(schema: S, res: ApiResponse, method: HttpMethod, path: string): z.infer<S> {
-    const parsed = schema.safeParse(res.body);
-    if (parsed.success) return parsed.data;
-    const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-    throw new ServiceError(
-      `the service answered ${method} ${path} (HTTP ${res.status}) in an unexpected shape: ${issues.join('; ')}`,
-      res.status,
-      {
-        hint: 'check that the base URL points at the service; rerun with --verbose and report it if it persists',
-        details: { issues },
-      },
-    );
   }
 
   private emit(event: ApiEvent): void {
@@ -843,10 +955,16 @@ export function tokenLifetimeMs(expiresIn: unknown): number {
   return Math.min(seconds * 1000, MAX_TOKEN_LIFETIME_MS);
 }
 
-interface RawResponse {
+type RawResponse = {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: unknown;
+} & ({ kind: 'read'; text: string; bytes: number } | { kind: 'too-large'; limit: number; declared?: number });
+
+/** Of a malformed 2xx, what is kept (and redacted) for its message: far more than it quotes. */
+const MALFORMED_TEXT_KEPT = 4096;
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 export function createApiClient(options: ApiClientOptions): ApiClient {
@@ -874,9 +992,10 @@ async function* guardBodySource(
   }
 }
 
+/** A non-2xx body, for its message and field errors: JSON when it is, else its text. */
 function parseBody(text: string, contentType: string | string[] | undefined): unknown {
   if (text === '') return undefined;
-  const type = Array.isArray(contentType) ? contentType[0] : contentType;
+  const type = headerValue(contentType);
   const looksJson = /json/i.test(type ?? '') || /^\s*[[{]/.test(text);
   if (!looksJson) return text;
   try {

@@ -14,7 +14,7 @@ import {
   ServiceError,
   ValidationError,
 } from '../errors.js';
-import { classifyStatus } from './status.js';
+import { ANSWER_PROBLEM_WORDS, classifyStatus, type AnswerProblem } from './status.js';
 
 export interface FailedRequest {
   method: string;
@@ -37,6 +37,8 @@ export interface FailedResponse extends FailedRequest {
   body: unknown;
   /** Why the retries stopped, when they did. */
   gaveUp?: string;
+  /** A 2xx that is not a well-formed answer (src/api/status.ts); `body` is then its text. */
+  malformed?: AnswerProblem;
 }
 
 const MAX_BODY_IN_MESSAGE = 500;
@@ -80,6 +82,7 @@ function attemptsNote(r: FailedRequest): string {
 
 /** A non-2xx answer (after retries and the token renewal, where they apply), classified by src/api/status.ts. */
 export function errorFromResponse(r: FailedResponse): LeadctlError {
+  if (r.malformed) return errorFromMalformedAnswer(r, r.malformed);
   const serviceMessage = messageOf(r.body);
   const said = serviceMessage
     ? `: ${serviceMessage}`
@@ -186,6 +189,113 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
         },
       );
   }
+}
+
+const EXCERPT_CHARS = 120;
+
+/**
+ * The first characters of an answer as messages quote it: control, bidi and separator characters
+ * escaped (a page must not move the cursor or reorder the line), cut with `…`.
+ */
+export function answerExcerpt(text: string, max: number = EXCERPT_CHARS): string {
+  return `"${escapeText(text, max)}"`;
+}
+
+/** `text` cut to `max` characters (with `…`), control, bidi and separator characters escaped. */
+function escapeText(text: string, max: number): string {
+  const head = [...text.slice(0, max + 1)];
+  const cut = head.length > max;
+  const shown = head
+    .slice(0, max)
+    .map((ch) => {
+      if (ch === '\n') return '\\n';
+      if (ch === '\r') return '\\r';
+      if (ch === '\t') return '\\t';
+      if (ch === '"' || ch === '\\') return '\\' + ch;
+      const code = ch.codePointAt(0)!;
+      if (code < 0x20 || (code >= 0x7f && code < 0xa0)) return `\\x${code.toString(16).padStart(2, '0')}`;
+      const invisible =
+        (code >= 0x202a && code <= 0x202e) ||
+        (code >= 0x2066 && code <= 0x2069) ||
+        code === 0x2028 ||
+        code === 0x2029 ||
+        (code >= 0xd800 && code <= 0xdfff);
+      if (invisible) return `\\u${code.toString(16)}`;
+      return ch;
+    })
+    .join('');
+  return `${shown}${cut ? '…' : ''}`;
+}
+
+function bytesWords(n: number): string {
+  return `${n.toLocaleString('en-US')} byte${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * A 2xx that is not the service's answer, after the retries where they apply: most often a
+ * captive portal, a WAF or proxy block page, or a proxy sending the request elsewhere. Exit 5,
+ * like an outage: the request is not taken as done.
+ */
+function errorFromMalformedAnswer(r: FailedResponse, p: AnswerProblem): LeadctlError {
+  const type = p.contentType ? `content type ${escapeText(p.contentType, 80)}` : 'no content type';
+  const text = typeof r.body === 'string' ? r.body : '';
+  const start = p.bytes > 0 && text !== '' ? escapeText(text, EXCERPT_CHARS) : undefined;
+  const message =
+    `the answer to ${what(r)} is not a well-formed answer of the service (HTTP ${r.status}, ${type}, ${bytesWords(p.bytes)}): ` +
+    `${ANSWER_PROBLEM_WORDS[p.kind]}${p.detail ? ` (${escapeText(p.detail, 300)})` : ''}${start !== undefined ? `, starting "${start}"` : ''}${attemptsNote(r)}${gaveUpNote(r.gaveUp)}` +
+    '; a captive portal, a WAF or a proxy may be answering in its place';
+  const hint =
+    r.repeatable === false
+      ? `check the base URL (${r.baseUrl}), HTTPS_PROXY / NO_PROXY and the network; the request may or may not have reached the service, so check its effect before sending it again`
+      : `check the base URL (${r.baseUrl}), HTTPS_PROXY / NO_PROXY and the network (sign in to a captive portal), then run the command again; nothing was taken as done`;
+  return new ServiceError(message, r.status, {
+    hint,
+    details: {
+      status: r.status,
+      method: r.method,
+      path: r.path,
+      attempts: r.attempts,
+      problem: p.kind,
+      content_type: p.contentType === undefined ? null : escapeText(p.contentType, 80),
+      bytes: p.bytes,
+      ...(p.detail ? { detail: escapeText(p.detail, 300) } : {}),
+      ...(start !== undefined ? { start } : {}),
+    },
+  });
+}
+
+export interface OversizedAnswer extends FailedRequest {
+  status: number;
+  limit: number;
+  /** What Content-Length announced, when it did. */
+  declared?: number;
+}
+
+/** An answer larger than leadctl reads: refused unread, not retried (the same request would get it again). */
+export function errorFromOversizedAnswer(r: OversizedAnswer): LeadctlError {
+  const size =
+    r.declared !== undefined
+      ? `announced ${bytesWords(r.declared)} (Content-Length)`
+      : `went on past ${bytesWords(r.limit)}`;
+  return new ServiceError(
+    `the answer to ${what(r)} (HTTP ${r.status}) is larger than leadctl reads: it ${size}, and the limit is ${formatBytes(r.limit)} per answer; not read, not retried`,
+    r.status,
+    {
+      hint: `no answer of the service comes near that size: check the base URL (${r.baseUrl}) and any proxy between leadctl and the service`,
+      details: {
+        status: r.status,
+        method: r.method,
+        path: r.path,
+        limit_bytes: r.limit,
+        ...(r.declared !== undefined ? { content_length: r.declared } : {}),
+      },
+    },
+  );
+}
+
+function formatBytes(n: number): string {
+  const mib = n / (1024 * 1024);
+  return Number.isInteger(mib) ? `${mib} MiB` : bytesWords(n);
 }
 
 /** undici and Node put the system error code on the error or on its cause. */

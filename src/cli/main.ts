@@ -28,7 +28,11 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
     .option('--utc', 'show times in UTC (default: the local time zone, TZ, with its offset)')
     .option('-p, --profile <name>', 'credentials profile to use (env LEADCTL_PROFILE)')
     .option('--base-url <url>', 'service base URL (env LEADCTL_BASE_URL)')
-    .option('--timeout <seconds>', 'per-request timeout in seconds', parsePositiveNumber)
+    .option(
+      '--timeout <seconds>',
+      'deadline of each request and its whole answer, in seconds (default 60)',
+      parsePositiveNumber,
+    )
     .option(
       '--lists-path <path>',
       'where this deployment serves lists, e.g. /api/v1/list-manager/lists (default: the documented path, else the other one, remembered per profile)',

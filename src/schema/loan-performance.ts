@@ -246,17 +246,55 @@ export const BatchSkippedSchema = z.looseObject({
 });
 export type BatchSkipped = z.infer<typeof BatchSkippedSchema>;
 
+const BatchAcceptedSchema = z.looseObject({
+  customers: z.number().int(),
+  loans: z.number().int(),
+  payments: z.number().int(),
+});
+
+/** The sandbox's batch answer: what was stored, and each skipped object with the reasons. */
 export const BatchResponseSchema = z.looseObject({
   data: z.looseObject({
-    accepted: z.looseObject({
-      customers: z.number().int(),
-      loans: z.number().int(),
-      payments: z.number().int(),
-    }),
+    accepted: BatchAcceptedSchema,
     skipped: z.array(BatchSkippedSchema),
   }),
 });
 export type BatchResponse = z.infer<typeof BatchResponseSchema>;
+
+const BatchDetailSchema = z.looseObject({
+  accepted: BatchAcceptedSchema.optional(),
+  skipped: z.array(BatchSkippedSchema).optional(),
+});
+
+/** An error body sent with a success status (a WAF's JSON block page, a validation body) is no answer. */
+function refuseErrorBody(answer: Record<string, unknown>, ctx: RefinementCtx): void {
+  if (answer.data === undefined && ('error' in answer || 'errors' in answer))
+    ctx.addIssue({
+      code: 'custom',
+      path: [],
+      message: 'an error body (error, errors) with a success status',
+      input: answer,
+    });
+}
+
+/** What a single upsert's answer must be, when it has a body (the interface shows none): a JSON object that is not an error body. */
+export const UpsertAnswerSchema = z.looseObject({}).superRefine(refuseErrorBody);
+
+/**
+ * What a batch answer must be to acknowledge its customers (the interface shows no body): a JSON
+ * object, `{}` included, that is not an error body, and whose per-record detail, where it gives
+ * some, is well formed. A skipped list that cannot be read would make skipped customers count as
+ * acknowledged.
+ */
+export const BatchAnswerSchema = z.looseObject({ data: z.unknown().optional() }).superRefine((answer, ctx) => {
+  refuseErrorBody(answer, ctx);
+  const data = answer.data;
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return;
+  const detail = BatchDetailSchema.safeParse(data);
+  if (detail.success) return;
+  for (const issue of detail.error.issues)
+    ctx.addIssue({ code: 'custom', path: ['data', ...issue.path], message: issue.message, input: data });
+});
 
 // ---------------------------------------------------------------- batch skipping
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { ApiClient } from '../../api/client.js';
+import { BATCH_ANSWER, type ApiClient } from '../../api/client.js';
 import type { IO, Signal } from '../../io/io.js';
 import { noRecords } from '../../ingest/table/reader.js';
 import {
@@ -729,8 +729,11 @@ class BatchRun {
    * `customers`. A 413 means the request, not its records, was at fault: it is halved and both
    * halves sent, down to a single customer, which is then refused as too large. Any other refusal
    * of the whole request (400, 409, 422: nothing stored) refuses each of its customers with the
-   * reason. A 2xx in the sandbox's documented shape gives a verdict per record; any other 2xx
-   * (`{}`, 204, another shape) leaves every customer unconfirmed.
+   * reason. A 2xx in the sandbox's documented shape gives a verdict per record; any other
+   * well-formed 2xx (`{}`, `{"data": {}}`, 204) leaves every customer unconfirmed. A 2xx that is
+   * not a well-formed answer (an HTML page, an empty or cut-off body, JSON of another shape) is
+   * no acknowledgement at all: the client retries it like a 5xx, then fails (exit 5), so the
+   * chunk is neither journaled nor remembered.
    */
   private async post(customers: readonly ValidCustomer[]): Promise<PostResult> {
     const body = customersBody(customers);
@@ -744,6 +747,7 @@ class BatchRun {
           })(),
         auth: 'bearer',
         repeat: 'safe',
+        answer: BATCH_ANSWER,
         signal: this.abort.signal,
       });
       this.retries += res.attempts - 1;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ApiClient } from '../../api/client.js';
+import { UPSERT_ANSWER, type ApiClient } from '../../api/client.js';
 import { noRecords } from '../../ingest/table/reader.js';
 import { AuthError, ConflictError, ExitCode, LeadctlError, NotFoundError, ValidationError } from '../../errors.js';
 import { stageUpserts, type UpsertKind, type UpsertRecord } from '../../ingest/lms/records.js';
@@ -134,6 +134,7 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
           auth: 'bearer',
           repeat: 'safe',
           subject,
+          answer: UPSERT_ANSWER,
           signal: abort.signal,
         });
         retries += res.attempts - 1;

@@ -581,10 +581,13 @@ describe('ApiClient: requests and answers', () => {
     expect(updated).toMatchObject({ status: 204, created: false, data: undefined });
   });
 
-  it('refuses a 2xx answer that lacks what the caller needs', async () => {
+  it('refuses a 2xx answer that lacks what the caller needs, after retrying it like a 5xx', async () => {
     const svc = await service((_req, res) => json(res, 200, { items: [] }));
     const { c } = client(svc.baseUrl);
-    await expect(c.managementSystems()).rejects.toThrow(/unexpected shape/);
+    const error = (await c.managementSystems().catch((e: unknown) => e)) as ServiceError;
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(error.message).toMatch(/JSON of another shape \(data: .*expected array/);
+    expect(svc.api()).toHaveLength(5);
   });
 
   it('keeps the base URL path prefix', async () => {
