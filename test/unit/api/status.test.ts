@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { errorFromResponse } from '../../../src/api/errors.js';
-import { classifyStatus, isRetryableStatus } from '../../../src/api/status.js';
+import * as z from 'zod';
+import { answerExcerpt, errorFromResponse } from '../../../src/api/errors.js';
+import { checkAnswer, classifyStatus, isJsonContentType, isRetryableStatus } from '../../../src/api/status.js';
 import { ExitCode } from '../../../src/errors.js';
 
 const answer = (status: number, extra: { subject?: string; repeatable?: boolean } = {}) =>
@@ -81,5 +82,72 @@ describe('the status taxonomy', () => {
 
   it('names the object of a 404 or 410 when there is one', () => {
     expect(answer(410, { subject: 'list 7' }).message).toMatch(/^list 7 is gone/);
+  });
+});
+
+const text = (s: string) => [s, Buffer.byteLength(s)] as const;
+
+describe('checkAnswer: what a 2xx must be', () => {
+  const schema = z.looseObject({ data: z.array(z.unknown()) });
+
+  it.each([
+    ['application/json', true],
+    ['application/json; charset=utf-8', true],
+    ['Application/JSON;charset=UTF-8', true],
+    ['application/problem+json', true],
+    ['application/vnd.api+json', true],
+    ['text/json', true],
+    ['application/jsonp', false],
+    ['text/html; charset=utf-8', false],
+    ['text/plain', false],
+    ['application/octet-stream', false],
+    [undefined, false],
+  ])('content type %s is JSON: %s', (type, expected) => {
+    expect(isJsonContentType(type)).toBe(expected);
+  });
+
+  it('takes JSON of the contract shape, and gives the parsed body', () => {
+    const check = checkAnswer(200, 'application/json', ...text('{"data":[1],"extra":true}'), { schema });
+    expect(check).toEqual({ ok: true, body: { data: [1], extra: true } });
+  });
+
+  it('refuses a body that is not JSON by its content type, even when it would parse', () => {
+    for (const type of ['text/html', 'text/plain', undefined]) {
+      const check = checkAnswer(200, type, ...text('{"data":[]}'));
+      expect(check).toMatchObject({ ok: false, problem: { kind: 'not-json', bytes: 11 } });
+    }
+  });
+
+  it('refuses JSON cut short, naming the position but never quoting the body', () => {
+    const check = checkAnswer(200, 'application/json', ...text('{"data":[1,2,'));
+    expect(check).toMatchObject({ ok: false, problem: { kind: 'unparsable' } });
+    const bad = checkAnswer(200, 'application/json', ...text('<html>secret-ish</html>'));
+    expect(bad).toMatchObject({ ok: false, problem: { kind: 'unparsable' } });
+    expect(JSON.stringify(bad)).not.toContain('secret-ish');
+  });
+
+  it('refuses JSON of another shape, with the first issues', () => {
+    const check = checkAnswer(200, 'application/json', ...text('["ok"]'), { schema });
+    expect(check).toMatchObject({ ok: false, problem: { kind: 'wrong-shape' } });
+    expect(check.ok ? '' : check.problem.detail).toMatch(/expected object/);
+  });
+
+  it('takes an empty body only where the endpoint may answer without one', () => {
+    expect(checkAnswer(204, undefined, '', 0)).toEqual({ ok: true, body: undefined });
+    expect(checkAnswer(205, undefined, '', 0)).toEqual({ ok: true, body: undefined });
+    expect(checkAnswer(200, undefined, '', 0)).toMatchObject({ ok: false, problem: { kind: 'empty' } });
+    expect(checkAnswer(200, 'application/json', '', 0)).toMatchObject({ ok: false, problem: { kind: 'empty' } });
+    // The single upserts: the contract shows no body.
+    expect(checkAnswer(201, undefined, '', 0, { empty: 'always' })).toEqual({ ok: true, body: undefined });
+    // Where the body is the answer (lists, tokens…), even a 204 is not one.
+    expect(checkAnswer(204, undefined, '', 0, { schema })).toMatchObject({ ok: false, problem: { kind: 'empty' } });
+  });
+});
+
+describe('answerExcerpt', () => {
+  it('escapes what would move the cursor or reorder the line, and cuts long text', () => {
+    expect(answerExcerpt('a\r\nb\t\u001b[31mc\u202ed"e\\')).toBe('"a\\r\\nb\\t\\x1b[31mc\\u202ed\\"e\\\\"');
+    const long = answerExcerpt('x'.repeat(5000));
+    expect(long).toBe(`"${'x'.repeat(120)}…"`);
   });
 });

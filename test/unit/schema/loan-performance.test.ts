@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   APPLICATION_TYPES,
+  BatchAnswerSchema,
   BatchCustomerSchema,
   BatchLoanSchema,
   BatchPaymentSchema,
@@ -16,6 +17,7 @@ import {
   PAYMENT_STATUSES,
   PAYMENT_TYPES,
   PaymentUpsertSchema,
+  UpsertAnswerSchema,
   UpsertResponseSchema,
   batchIssueOwner,
   groupBatchIssues,
@@ -399,5 +401,39 @@ describe('responses', () => {
       data: { ...body.data, skipped: [{ path: 'customers.1', id: null, errors: [] }] },
     });
     expectIssue(BatchResponseSchema, { data: { skipped: [] } }, 'data.accepted', 'required');
+  });
+});
+
+describe('BatchAnswerSchema: what acknowledges a batch', () => {
+  it.each([
+    ['{}', {}],
+    ['{"data": {}}', { data: {} }],
+    ['the sandbox answer', { data: { accepted: { customers: 1, loans: 1, payments: 0 }, skipped: [] } }],
+    ['skips with reasons', { data: { skipped: [{ path: 'customers.0', id: 'C1', errors: ['x'] }] } }],
+    ['an unknown data of another kind', { data: [{ customer_id: 'C1' }], meta: 1 }],
+  ])('acknowledges %s', (_name, body) => {
+    expect(BatchAnswerSchema.safeParse(body).success).toBe(true);
+  });
+
+  it.each([
+    ['an array', ['ok']],
+    ['a string', 'OK'],
+    ['null', null],
+    ['an error body', { error: 'Request blocked' }],
+    ['a validation body', { message: 'The given data was invalid.', errors: { customers: ['required'] } }],
+    ['skipped that is not a list', { data: { skipped: 'none' } }],
+    ['skipped entries without a path', { data: { skipped: [{ id: 'C1' }] } }],
+    ['counts that are not numbers', { data: { accepted: { customers: 'all', loans: 0, payments: 0 } } }],
+  ])('does not acknowledge %s', (_name, body) => {
+    expect(BatchAnswerSchema.safeParse(body).success).toBe(false);
+  });
+});
+
+describe('UpsertAnswerSchema: what a single upsert may answer, when it answers with a body', () => {
+  it('takes a JSON object, refuses anything else and error bodies', () => {
+    for (const ok of [{}, { data: { customer_id: 'C1' } }, { message: 'Stored.' }])
+      expect(UpsertAnswerSchema.safeParse(ok).success, JSON.stringify(ok)).toBe(true);
+    for (const bad of [['ok'], 'OK', 1, null, { error: 'blocked' }, { errors: ['x'] }])
+      expect(UpsertAnswerSchema.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
   });
 });
