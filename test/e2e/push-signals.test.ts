@@ -39,7 +39,9 @@ describe('Ctrl-C during a push run with a saved profile', () => {
         '-o',
         'json',
       ];
-      const run = spawnBinary(args, profileEnv, exportDir);
+      // A grace far above the sandbox's latency: a request in flight at the signal gets to finish.
+      // (The default, 1.5 s, ends a run within 2 s even on a hung answer: test/e2e/hostile-answers.test.ts.)
+      const run = spawnBinary(args, { ...profileEnv, LEADCTL_STOP_GRACE_MS: '30000' }, exportDir);
       let ended = false;
       void run.exited.then(() => (ended = true));
       while (!ended && acknowledged(stateDir) < 1) await sleep(25);

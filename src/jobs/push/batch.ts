@@ -45,8 +45,12 @@ import { validateGroup, type LevelCounts, type Reject, type ValidCustomer } from
  */
 
 export const BATCH_PATH = '/api/v1/loan-performance/batches/customers';
-/** How long in-flight requests may take to finish after SIGINT/SIGTERM before they are cut off. */
-export const DEFAULT_STOP_GRACE_MS = 30_000;
+/**
+ * How long in-flight requests may take to finish after SIGINT/SIGTERM before they are cut off:
+ * short, so that a signal ends a run within 2 s even while an answer hangs. A request cut off is
+ * not acknowledged, and --resume sends it again (upserts are safe to repeat).
+ */
+export const DEFAULT_STOP_GRACE_MS = 1_000;
 
 export interface BatchPushRequest {
   inputs: BatchInput[];

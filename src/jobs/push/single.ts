@@ -9,7 +9,7 @@ import { openInput } from '../../ingest/sources.js';
 import { Staging } from '../../ingest/lms/staging.js';
 import { formatZodIssues } from '../../schema/common.js';
 import { CustomerUpsertSchema, LoanUpsertSchema, PaymentUpsertSchema } from '../../schema/loan-performance.js';
-import type { PushEnvironment, PushOutcome } from './batch.js';
+import { DEFAULT_STOP_GRACE_MS, type PushEnvironment, type PushOutcome } from './batch.js';
 import { defaultRejectsName, RejectsWriter } from './rejects.js';
 import { accountFor, outcomeOf, Tally, type StopReason } from './summary.js';
 import type { Reject } from './validate.js';
@@ -79,7 +79,7 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
       env.onEvent({ type: 'stopping', reason: signal, inFlight: inFlight.size });
       setTimeout(
         () => abort.abort(new Error('the wait for requests in flight ran out')),
-        env.stopGraceMs ?? 30_000,
+        env.stopGraceMs ?? DEFAULT_STOP_GRACE_MS,
       ).unref();
     });
     if (!request.validateOnly) {
