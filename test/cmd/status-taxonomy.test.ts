@@ -25,6 +25,9 @@ const MAPPING = fileURLToPath(new URL('../../fixtures/lms/mapping.json', import.
 const LEGACY = fileURLToPath(new URL('../../fixtures/legacy/accepted.json', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'leadctl-taxonomy-'));
 let status = 200;
+/** Answer the target with a captive portal's page and HTTP 200 instead. */
+let portal = false;
+const PORTAL = '<!DOCTYPE html><html><head><title>Sign in to Wi-Fi</title></head></html>';
 let server: ContractServer;
 
 beforeAll(async () => {
@@ -32,18 +35,20 @@ beforeAll(async () => {
     listsPrefix: 'lead-management',
     leadIds: [5, 6],
     answer: (req) =>
-      isTarget(req) && status !== 200
-        ? {
-            status,
-            body:
-              status === 422 || status === 409
-                ? {
-                    message: 'The given data was invalid.',
-                    errors: { customer_id: ['The customer id has already been taken.'] },
-                  }
-                : { message: 'No.' },
-          }
-        : undefined,
+      isTarget(req) && portal
+        ? { status: 200, body: PORTAL, headers: { 'content-type': 'text/html; charset=utf-8' } }
+        : isTarget(req) && status !== 200
+          ? {
+              status,
+              body:
+                status === 422 || status === 409
+                  ? {
+                      message: 'The given data was invalid.',
+                      errors: { customer_id: ['The customer id has already been taken.'] },
+                    }
+                  : { message: 'No.' },
+            }
+          : undefined,
   });
   writeFileSync(join(work, 'ssn.csv'), 'ssn\n345678901\n');
   writeFileSync(join(work, 'secret.txt'), CONTRACT_CLIENT_SECRET + '\n');
@@ -266,6 +271,29 @@ describe.each(CASES)('$name', (c) => {
       (m) => m[0],
     );
     expect(named.filter((o) => !known.has(o))).toEqual([]);
+  });
+});
+
+describe.each(CASES)('$name, answered HTTP 200 with a captive portal page', (c) => {
+  it('is no answer: retried like a 5xx (where safe), then exit 5 naming what came back', async () => {
+    status = 200;
+    portal = true;
+    target = c.target;
+    const requests = () => (c.token ? server.seen : server.api());
+    const before = requests().filter(c.target).length;
+    try {
+      const res = await run(c.argv);
+      const text = res.stdout + res.stderr;
+      expect({ code: res.code, text }).toMatchObject({ code: 5 });
+      expect(text).toMatch(/is not a well-formed answer of the service \(HTTP 200, content type text\/html/);
+      expect(text).toMatch(/captive portal/);
+      const sent = requests().filter(c.target).length - before;
+      if (c.unsafe) expect(sent).toBe(1);
+      else expect(sent % 2).toBe(0);
+      if (c.records) expect(JSON.parse(res.stdout)).not.toMatchObject({ status: 'completed' });
+    } finally {
+      portal = false;
+    }
   });
 });
 
