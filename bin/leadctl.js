@@ -8,14 +8,16 @@ var minor = Number(parts[1]);
 var args = process.argv.slice(2);
 var help = args.length === 1 && (args[0] === '--help' || args[0] === '-h') && !process.stdout.isTTY;
 if (!((major === 22 && minor >= 13) || major >= 24)) {
-  process.stderr.write(
-    'leadctl: Node.js ' +
-      running +
-      ' is not supported; leadctl runs on Node.js 22 (22.13 or later) and 24. ' +
-      'Install one from https://nodejs.org or with a version manager (nvm install 24), ' +
-      'or run leadctl through npx in its project folder, which uses the runtime pinned there.\n',
-  );
   process.exitCode = 2;
+  import('node:fs').then((fs) => {
+    process.stderr.write(
+      'leadctl: Node.js ' +
+        running +
+        ' is not supported; leadctl runs on Node.js 22 (22.13 or later) and 24. ' +
+        advice(fs) +
+        '\n',
+    );
+  });
 } else if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // What scripts and health checks call most: answered here, without loading anything more.
   var pkg = JSON.parse(
@@ -38,4 +40,28 @@ function printBuiltHelp() {
   }
   process.stdout.write(text);
   return true;
+}
+
+/** What to do instead, for the way this copy was installed. */
+function advice(fs) {
+  var root = new URL('../', import.meta.url);
+  var folder = decodeURIComponent(root.pathname).replace(/\/$/, '');
+  // The self-contained release: its bin/leadctl runs the Node.js bundled beside it.
+  if (fs.existsSync(new URL('node/bin/node', root))) {
+    return 'Run ' + folder + '/bin/leadctl, which uses the Node.js bundled with this release.';
+  }
+  // A clone: npm install put Node.js 24 (the `node` devDependency) in node_modules/.bin, which npx puts first on PATH.
+  if (fs.existsSync(new URL('node_modules/.bin/node', root))) {
+    return (
+      'In its project folder ' +
+      folder +
+      ', run it as `npx leadctl …`: npx uses the Node.js 24 that npm install put there.'
+    );
+  }
+  return (
+    'Make `node` on PATH one of them (https://nodejs.org, or `nvm install 24`), ' +
+    'or install the self-contained release, which brings its own Node.js (' +
+    folder +
+    '/docs/install.md).'
+  );
 }
