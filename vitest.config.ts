@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: ['test/bench/**', 'node_modules/**'],
+    // test/release/ builds the release archives and installs the npm tarball: `npm run test:release`.
+    exclude: ['test/bench/**', 'test/release/**', 'node_modules/**'],
     environment: 'node',
     pool: 'forks',
     testTimeout: 60_000,
