@@ -1,3 +1,5 @@
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
 import type { SandboxOptions } from '../sandbox/index.js';
@@ -24,7 +26,7 @@ type StartOptions = Required<Pick<SandboxOptions, 'host' | 'port'>> &
     minimal?: boolean;
     publicUrl?: string;
     saveProfile?: string;
-    env?: boolean;
+    env?: boolean | string;
   };
 
 const wholeNumber =
@@ -101,7 +103,16 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
     );
   }
   if (opts.env) {
-    ctx.io.stdout.write(login.sandboxEnvLines(credentials, running.campaigns, opts.saveProfile).join('\n') + '\n');
+    const lines = login.sandboxEnvLines(credentials, running.campaigns, opts.saveProfile).join('\n') + '\n';
+    if (typeof opts.env === 'string') {
+      try {
+        writeEnvFile(ctx.io.cwd, opts.env, lines);
+      } catch (err) {
+        await running.close();
+        const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+        throw new UsageError(`cannot write the --env file ${opts.env} (${code}); the sandbox stopped`);
+      }
+    } else ctx.io.stdout.write(lines);
     ctx.log.info(`Sandbox listening on ${running.baseUrl}. Stop with Ctrl+C.`);
   } else if (ctx.globals.output === 'json' || ctx.globals.output === 'ndjson') {
     ctx.io.stdout.write(
@@ -129,6 +140,22 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
   await stopped;
   return 0;
 };
+
+/**
+ * Written whole (a temporary file renamed into place) once the sandbox is ready, so that a script
+ * waiting for the file never reads half of it, and never written when the sandbox cannot start.
+ * Mode 600: it holds a campaign's api key (and the client secret without --save-profile).
+ */
+function writeEnvFile(cwd: string, file: string, text: string): void {
+  const target = resolve(cwd, file);
+  const temporary = `${target}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temporary, text, { mode: 0o600 });
+    renameSync(temporary, target);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+}
 
 export const register: Register = (program, bind) => {
   const sandbox: Command = program
@@ -200,8 +227,8 @@ export const register: Register = (program, bind) => {
       'save the base URL and client credentials as this profile (active if none is), ready for `--profile NAME`',
     )
     .option(
-      '--env',
-      'print `export LEADCTL_…` lines (profile or credentials, and LEADCTL_API_KEY) for `. ./file` instead of the listing',
+      '--env [file]',
+      'print `export LEADCTL_…` lines (profile or credentials, and LEADCTL_API_KEY) for `. ./file` instead of the listing; with a file, write them there once ready (never on failure)',
     )
     .action(bind(start));
 };

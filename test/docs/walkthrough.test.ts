@@ -68,6 +68,29 @@ describe('the README walkthrough', () => {
     }
   }, 300_000);
 
+  it("step 1 stops with the sandbox's own error when the sandbox cannot start, and no sandbox.env", async () => {
+    const [first] = walkthroughBlocks(readFileSync(README, 'utf8'));
+    expect(first!.code).toContain('leadctl sandbox start');
+    // A profile named "sandbox" that points at a real service: `--save-profile sandbox` refuses to start.
+    const prelude = `mkdir -p "$LEADCTL_CONFIG_DIR" && printf '%s' '${JSON.stringify({
+      current_profile: 'sandbox',
+      profiles: { sandbox: { base_url: 'https://api.example.com', client_id: 'id', client_secret: 'secret' } },
+    })}' > "$LEADCTL_CONFIG_DIR/config.json"`;
+    const w = await runWalkthrough({ blocks: [first!], prelude, keep: true });
+    try {
+      const [result] = w.results;
+      // Not the runner's timeout (120 s, SIGTERM): the block ends by itself, having shown the sandbox's message.
+      expect(result!.signal).toBeNull();
+      expect(result!.exitCode).not.toBe(0);
+      expect(result!.output).toMatch(
+        /the profile "sandbox" points at https:\/\/api\.example\.com, not a local sandbox/,
+      );
+      expect(existsSync(join(w.workDir, 'sandbox.env'))).toBe(false);
+    } finally {
+      rmSync(w.root, { recursive: true, force: true });
+    }
+  }, 180_000);
+
   it('fails a block that ends otherwise than the README says, and stops what it started', async () => {
     const { mkdtempSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');

@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openProfileStore } from '../../src/config/profiles.js';
-import { runBinary } from '../helpers/binary.js';
+import { BIN, runBinary } from '../helpers/binary.js';
 import { startSandboxWithEnv } from '../helpers/sandbox.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -67,5 +68,59 @@ describe('sandbox start --save-profile / --env (one-step login)', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/profile "prod" points at https:\/\/api\.example\.com/);
     expect(store.profile('prod')).toMatchObject({ base_url: 'https://api.example.com', client_secret: 'kept' });
+  });
+
+  it('--env FILE writes the lines to FILE (mode 600) once the sandbox listens, nothing on stdout', async () => {
+    const env = tempDirs();
+    const file = join(env.HOME, 'sandbox.env');
+    const child = spawn(
+      process.execPath,
+      [BIN, 'sandbox', 'start', '--memory', '--port', '0', '--save-profile', 'sb', '--env', file],
+      { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    cleanups.push(async () => {
+      child.kill('SIGTERM');
+      await exited;
+    });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    await expect.poll(() => existsSync(file), { timeout: 30_000, interval: 50 }).toBe(true);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const vars = exportsOf(readFileSync(file, 'utf8'));
+    expect(vars).toMatchObject({ LEADCTL_PROFILE: 'sb' });
+    expect(vars.LEADCTL_API_KEY).toMatch(/^\w{20,}$/);
+    const systems = await runBinary(['systems', 'ls', '-o', 'json'], { env: { ...env, ...vars } });
+    expect(systems.code).toBe(0);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stdout).toBe('');
+  });
+
+  it('--env FILE writes nothing when the sandbox cannot start, and says why on stderr', async () => {
+    const env = tempDirs();
+    const store = await openProfileStore(env.LEADCTL_CONFIG_DIR);
+    store.saveProfile('prod', { base_url: 'https://api.example.com', client_id: 'real', client_secret: 'kept' });
+    const file = join(env.HOME, 'sandbox.env');
+    const refused = await runBinary(
+      ['sandbox', 'start', '--memory', '--port', '0', '--save-profile', 'prod', '--env', file],
+      { env, timeoutMs: 20_000 },
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/profile "prod" points at https:\/\/api\.example\.com/);
+    expect(refused.stdout).toBe('');
+    expect(existsSync(file)).toBe(false);
+
+    // A file that cannot be written: the sandbox stops rather than serve with no one told where.
+    const nowhere = join(env.HOME, 'missing-folder', 'sandbox.env');
+    const unwritable = await runBinary(['sandbox', 'start', '--memory', '--port', '0', '--env', nowhere], {
+      env,
+      timeoutMs: 20_000,
+    });
+    expect(unwritable.code).toBe(2);
+    expect(unwritable.stderr).toMatch(
+      /cannot write the --env file .*missing-folder\/sandbox\.env \(ENOENT\); the sandbox stopped/,
+    );
+    expect(existsSync(nowhere)).toBe(false);
   });
 });
