@@ -44,14 +44,15 @@ export const register: Register = (program, bind) => {
     )
     .option(
       '--keep',
-      'leave the sandbox running afterwards and print how to point other commands at it (Ctrl-C stops it)',
+      'leave the sandbox running afterwards and print how to point other commands at it (Ctrl-C stops it); keep the files the steps wrote',
     )
     .addHelpText(
       'after',
       '\nSteps: log in; upload an SSN suppression list from a messy CSV; push an LMS export with its mapping;\n' +
         'post three legacy leads (accepted, rejected by the list, pending with offers) and accept an offer;\n' +
         'dry runs that pass and fail; lead ids and a CSV export; management systems.\n' +
-        'Rejects and export files are kept in a temporary folder, printed at the end.\n' +
+        'The rejects and export files (made-up personal data) are removed at the end; with --keep they are kept,\n' +
+        'in a temporary folder printed at the end.\n' +
         'Exit codes: 0 every step ended as intended (and, with --keep, the sandbox was stopped); 1 a step did not;\n' +
         '130/143 interrupted before the last step.',
     )

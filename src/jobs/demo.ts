@@ -19,7 +19,7 @@ export interface DemoOptions {
   runCommand(argv: string[], io: IO): Promise<number>;
   /** Whether this build of leadctl has the subcommand. */
   hasCommand(path: string[]): boolean;
-  /** Leave the sandbox running after the steps, until SIGINT/SIGTERM. */
+  /** Leave the sandbox running after the steps, until SIGINT/SIGTERM, and keep the files the steps wrote. */
   keep: boolean;
   /** Where the story and the commands' stdout go (stdout, or stderr when stdout carries a JSON summary). */
   narrate: OutputStream;
@@ -127,7 +127,8 @@ export async function runDemo(options: DemoOptions): Promise<{ report: DemoRepor
         .filter((r) => r.status === 'missing')
         .map((r) => `${steps.find((s) => s.id === r.id)!.command.join(' ')}: ${r.reason}`),
       store: sandbox.counts(),
-      files: await keptFiles(filesDir),
+      files: await writtenFiles(filesDir),
+      files_kept: options.keep,
     };
     await say(text.summary(report));
 
@@ -143,12 +144,14 @@ export async function runDemo(options: DemoOptions): Promise<{ report: DemoRepor
     return { report, interrupted };
   } finally {
     await sandbox?.close();
-    // The config folder holds the sandbox's secret and tokens; only the output files are kept.
-    await Promise.all([
-      rm(configDir, { recursive: true, force: true }),
-      rm(stateDir, { recursive: true, force: true }),
-    ]);
-    if ((await readdir(filesDir).catch(() => [])).length === 0) await rm(root, { recursive: true, force: true });
+    // The config folder holds the sandbox's secret and tokens: always removed. The files hold
+    // made-up personal data and would pile up in the temp folder: kept only when asked (--keep).
+    if (options.keep && (await readdir(filesDir).catch(() => [])).length > 0) {
+      await Promise.all([
+        rm(configDir, { recursive: true, force: true }),
+        rm(stateDir, { recursive: true, force: true }),
+      ]);
+    } else await rm(root, { recursive: true, force: true });
     releaseSignals();
   }
 }
@@ -287,7 +290,7 @@ function writeTo(stream: OutputStream, s: string): Promise<void> {
   });
 }
 
-async function keptFiles(dir: string): Promise<DemoFile[]> {
+async function writtenFiles(dir: string): Promise<DemoFile[]> {
   const names = (await readdir(dir).catch(() => [] as string[])).sort();
   const files: DemoFile[] = [];
   for (const name of names) {

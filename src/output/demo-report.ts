@@ -1,4 +1,4 @@
-import { isAbsolute, relative } from 'node:path';
+import { basename, isAbsolute, relative } from 'node:path';
 import { styleText } from 'node:util';
 
 /** How `leadctl demo` presents itself: headings, the command as typed, outcomes and the summary. */
@@ -34,7 +34,10 @@ export interface DemoReport {
   missing: string[];
   /** Row counts of the sandbox's store at the end. */
   store: Record<string, number>;
+  /** The files the steps wrote (in files_dir), with their row counts. */
   files: DemoFile[];
+  /** Whether files_dir is kept after the demo (--keep); otherwise it is removed with the rest. */
+  files_kept: boolean;
 }
 
 export class DemoText {
@@ -119,9 +122,13 @@ export class DemoText {
     );
     if (report.missing.length)
       lines.push('Not shown (not in this build of leadctl yet):', ...report.missing.map((m) => `  leadctl ${m}`));
-    if (report.files.length) {
+    const rows = (file: DemoFile) => `(${file.rows} row${file.rows === 1 ? '' : 's'})`;
+    if (report.files.length && report.files_kept) {
       lines.push('', `Files kept in ${report.files_dir}:`);
-      for (const file of report.files) lines.push(`  ${file.path}  (${file.rows} row${file.rows === 1 ? '' : 's'})`);
+      for (const file of report.files) lines.push(`  ${file.path}  ${rows(file)}`);
+    } else if (report.files.length) {
+      lines.push('', 'Files written, removed with the rest of the demo (`leadctl demo --keep` keeps them):');
+      for (const file of report.files) lines.push(`  ${basename(file.path)}  ${rows(file)}`);
     }
     return lines.join('\n') + '\n';
   }

@@ -47,6 +47,9 @@ describe('the demo runner', () => {
       },
     });
     leftovers.push(dirname(report.files_dir));
+    // Without --keep nothing of the demo is left in the temp folder.
+    expect(report.files_kept).toBe(false);
+    expect(existsSync(dirname(report.files_dir))).toBe(false);
 
     expect(report.steps.map((s) => [s.id, s.status])).toEqual([
       ['login', 'ok'],

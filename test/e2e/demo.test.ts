@@ -21,28 +21,49 @@ interface Report {
   missing: string[];
   store: Record<string, number>;
   files: Array<{ path: string; rows: number }>;
+  files_kept: boolean;
 }
 
 const csvRows = (path: string) =>
   parse(readFileSync(path), { bom: true, columns: true, relax_column_count: true }) as Record<string, string>[];
 
 describe('leadctl demo (the built binary)', () => {
-  it("runs every step against its own sandbox, ignores the user's settings, and keeps the output files", async () => {
+  it("runs every step against its own sandbox, ignores the user's settings, and with --keep keeps the output files", async () => {
     // Settings that would point a command at another service and profile: the demo must use none of them.
-    const r = await runBinary(['--output', 'json', 'demo'], {
+    const child = spawn(process.execPath, [BIN, '--output', 'json', 'demo', '--keep'], {
       env: {
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LEADCTL_'))),
+        NO_COLOR: '1',
         LEADCTL_CONFIG_DIR: userConfig,
         LEADCTL_BASE_URL: 'http://127.0.0.1:9',
         LEADCTL_CLIENT_ID: 'not-the-demo',
         LEADCTL_CLIENT_SECRET: 'not-the-demo-secret',
         LEADCTL_PROFILE: 'prod',
       },
-      timeoutMs: 60_000,
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const r = { stdout: '', stderr: '', code: null as number | null };
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (r.stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    // With --output json the story goes to stderr; the summary comes on stdout once the kept sandbox stops.
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`demo --keep never said it was ready:\n${r.stderr}`)), 45_000);
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        r.stderr += d;
+        if (r.stderr.includes('Press Ctrl-C to stop it.')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    child.kill('SIGINT');
+    r.code = await exited;
     const report = JSON.parse(r.stdout) as Report;
     kept.push(dirname(report.files_dir));
     expect(r.code).toBe(0);
     expect(report.ok).toBe(true);
+    expect(report.files_kept).toBe(true);
+    expect(r.stderr).toContain(`Files kept in ${report.files_dir}:`);
     expect(report.missing).toEqual([]);
     expect(readdirSync(userConfig)).toEqual([]);
     expect(report.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -105,16 +126,21 @@ describe('leadctl demo (the built binary)', () => {
     expect(readdirSync(dirname(report.files_dir))).toEqual(['files']);
   });
 
-  it('tells its story on stdout and says where the files are', async () => {
+  it('tells its story on stdout, and leaves no temporary folder behind', async () => {
     const r = await runBinary(['demo'], { timeoutMs: 60_000 });
-    const folder = /Files kept in (\S+):/.exec(r.stdout)?.[1];
-    if (folder) kept.push(dirname(folder));
+    const root = /--rejects (\S+)\/files\/list-rejects\.csv/.exec(r.stdout)?.[1];
+    expect(root).toMatch(/leadctl-demo-/);
+    if (root && existsSync(root)) kept.push(root);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Demo finished in/);
     expect(r.stdout).toContain('$ leadctl lists create');
     expect(r.stdout).toMatch(/^PASS$/m);
-    expect(folder).toBeDefined();
-    expect(existsSync(join(folder!, 'leads-export.csv'))).toBe(true);
+    // The rejects and export files hold made-up personal data: gone, and the summary says how to keep them.
+    expect(existsSync(root!)).toBe(false);
+    expect(r.stdout).not.toContain('Files kept in');
+    expect(r.stdout).toMatch(
+      /removed with the rest of the demo \(`leadctl demo --keep` keeps them\):\n {2}batch-rejects\.csv/,
+    );
   });
 
   it('--keep leaves the sandbox running for other commands until Ctrl-C', async () => {
@@ -173,8 +199,7 @@ describe('leadctl demo (the built binary)', () => {
     expect(signal).toBeNull();
     expect(code).toBe(130);
     expect(stdout).toContain('skipped: interrupted by SIGINT');
-    // The throwaway config (with the sandbox's secret) and state folders are gone.
-    expect(existsSync(join(root!, 'config'))).toBe(false);
-    expect(existsSync(join(root!, 'state'))).toBe(false);
+    // The throwaway config (with the sandbox's secret), state and files folders are gone.
+    expect(existsSync(root!)).toBe(false);
   });
 });
