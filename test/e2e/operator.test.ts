@@ -73,7 +73,7 @@ describe('production looks different', () => {
 });
 
 describe('auth status offline', () => {
-  it('answers within about a second when the service does not answer at all', async () => {
+  it('answers after one short try, not the retries, when the service does not answer at all', async () => {
     const sockets: Socket[] = [];
     const silent = createServer((s) => sockets.push(s));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
@@ -84,7 +84,9 @@ describe('auth status offline', () => {
         env: { ...env, LEADCTL_BASE_URL: `http://127.0.0.1:${port}`, LEADCTL_RETRY_BASE_MS: '500' },
         cwd: work,
       });
-      expect(Date.now() - started).toBeLessThan(3000);
+      // One try of at most 1 s; the six tries of the default policy would take 13 s or more. A
+      // generous guard (a loaded machine starts a process slowly); the messages below say it was one try.
+      expect(Date.now() - started).toBeLessThan(10_000);
       expect(r.code).toBe(5);
       expect(r.stdout).toMatch(/Live check: +not done: the service could not be reached/);
       expect(r.stderr).toMatch(/^Error: the service could not be reached \(one try of at most 1 s\)/m);
