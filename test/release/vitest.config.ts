@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // `npm run test:release`: the self-contained release and the npm tarball, built and installed as a
-// server and a user would. Not part of `npm test` (see test/release/README.md): run once in CI, on
+// server and a user would. Not part of `npm test` (docs/development.md says why): run once in CI, on
 // the pinned Node 24, as its own step of .ci/run.
 export default defineConfig({
   test: {
