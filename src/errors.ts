@@ -22,7 +22,21 @@ export interface ErrorOptions {
   hint?: string;
   /** Structured details included in the JSON form (field errors, row numbers...). */
   details?: unknown;
+  /** The request and answer behind an error of the API client, for code that decides on it. */
+  http?: HttpContext;
   cause?: unknown;
+}
+
+/** What the API client knew of a failed request: typed, where `details` is only for the JSON form. */
+export interface HttpContext {
+  method?: string;
+  path?: string;
+  /** The HTTP status, when the service answered. */
+  status?: number;
+  /** Attempts made, retries included. */
+  attempts?: number;
+  /** The answer's body (redacted), when there was one. */
+  body?: unknown;
 }
 
 export class LeadctlError extends Error {
@@ -30,6 +44,7 @@ export class LeadctlError extends Error {
   readonly code: string;
   readonly hint?: string;
   readonly details?: unknown;
+  readonly http?: HttpContext;
 
   constructor(code: string, exitCode: number, message: string, options: ErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -38,6 +53,7 @@ export class LeadctlError extends Error {
     this.exitCode = exitCode;
     this.hint = options.hint;
     this.details = options.details;
+    this.http = options.http;
   }
 
   toJSON(): Record<string, unknown> {

@@ -260,11 +260,12 @@ export function redactorFor(...secrets: Array<string | undefined>): Redactor {
  */
 export function redactError<E>(error: E, redactor: Redactor): E {
   if (!(error instanceof Error)) return error;
-  const e = error as Error & { hint?: unknown; details?: unknown };
+  const e = error as Error & { hint?: unknown; details?: unknown; http?: { body?: unknown } };
   try {
     e.message = redactor.text(e.message);
     if (typeof e.hint === 'string') e.hint = redactor.text(e.hint);
     if (e.details !== undefined) e.details = redactor.details(e.details);
+    if (e.http?.body !== undefined) e.http = { ...e.http, body: redactor.details(e.http.body) };
     if (typeof e.stack === 'string') e.stack = redactor.text(e.stack);
   } catch {
     // A read-only message: nothing of ours is in it.

@@ -96,6 +96,7 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
         return new AuthError(`the service refused the credentials of ${what(r)} (HTTP 401${said})`, {
           hint: 'check the campaign api key (--api-key or LEADCTL_API_KEY, or api_key in the file)',
           details,
+          http: details,
         });
       }
       return new AuthError(
@@ -103,12 +104,14 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
         {
           hint: 'the client credentials may have been revoked or rotated: run `leadctl auth login` with the current secret, or update LEADCTL_CLIENT_SECRET',
           details,
+          http: details,
         },
       );
     case 'forbidden':
       return new AuthError(`not allowed for this client: ${what(r)} (HTTP 403${said})`, {
         hint: "the API client's scopes do not cover this endpoint: ask the account administrator to grant it in the dashboard, or log in with another client",
         details,
+        http: details,
       });
     case 'not-found': {
       const gone = r.status === 410 ? 'is gone' : 'was not found';
@@ -116,11 +119,13 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
         return new NotFoundError(`${r.subject} ${gone} (HTTP ${r.status} for ${what(r)}${said})`, {
           hint: 'check the id you gave; `leadctl lists ls` and similar commands show what exists',
           details: { ...details, subject: r.subject },
+          http: details,
         });
       }
       return new NotFoundError(`the service at ${r.baseUrl} has no ${what(r)} (HTTP ${r.status}${said})`, {
         hint: 'check the base URL (--base-url, LEADCTL_BASE_URL or the profile): it may point at another service or version',
         details,
+        http: details,
       });
     }
     case 'refused':
@@ -137,6 +142,7 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
           {
             hint: 'the record conflicts with one the service already has (a duplicate id, or an id that belongs to another customer or loan): fix the record, then send it again',
             details: { ...details, errors: fieldErrors },
+            http: details,
           },
         );
       }
@@ -146,6 +152,7 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
         {
           hint: 'fix the fields named in the errors and run the command again',
           details: { ...details, errors: fieldErrors },
+          http: details,
         },
       );
     }
@@ -156,6 +163,7 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
         {
           hint: 'send fewer records per request (split the input file into smaller ones), then run the command again',
           details,
+          http: details,
         },
       );
     case 'retryable':
@@ -165,6 +173,7 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
           {
             hint: 'wait a minute and run the command again; LEADCTL_RETRY_MAX_WAIT_MS allows a longer wait',
             details,
+            http: details,
           },
         );
       }
@@ -177,6 +186,7 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
               ? `the service at ${r.baseUrl} failed while handling the request, which may or may not have taken effect: check before sending it again`
               : `the service at ${r.baseUrl} is having trouble: run the command again later (it is safe to repeat)`,
           details,
+          http: details,
         },
       );
     default:
@@ -186,6 +196,7 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
         {
           hint: `check the base URL (${r.baseUrl}) and that this leadctl version fits the service; rerun with --verbose and report it if it persists`,
           details,
+          http: details,
         },
       );
   }
@@ -411,6 +422,7 @@ function errorFromProxy(f: NetworkFailure & { proxy: { shown: string; variable: 
             ? `put the proxy's credentials in ${f.proxy.variable} (http://user:password@host:port)`
             : `check that the proxy can reach ${f.baseUrl}, or add its host to NO_PROXY to connect directly`,
         details: { ...details, status },
+        http: { method: f.method, path: f.path, attempts: f.attempts },
         cause: f.error,
       },
     );
@@ -421,6 +433,7 @@ function errorFromProxy(f: NetworkFailure & { proxy: { shown: string; variable: 
     {
       hint: `check ${f.proxy.variable}: the proxy it names is down or wrong; unset it (or add the service's host to NO_PROXY) to connect directly`,
       details,
+      http: { method: f.method, path: f.path, attempts: f.attempts },
       cause: f.error,
     },
   );
@@ -441,7 +454,12 @@ export function errorFromNetwork(f: NetworkFailure): NetworkError {
       : `check the base URL (${f.baseUrl}, set by --base-url, LEADCTL_BASE_URL or the profile) and the network, then run the command again`;
   return new NetworkError(
     `could not reach the service for ${f.method} ${f.path}: ${words}${code ? ` (${code})` : ''}${attemptsNote(f)}${gaveUpNote(f.gaveUp)}`,
-    { hint, details: { method: f.method, path: f.path, code, attempts: f.attempts }, cause: f.error },
+    {
+      hint,
+      details: { method: f.method, path: f.path, code, attempts: f.attempts },
+      http: { method: f.method, path: f.path, attempts: f.attempts },
+      cause: f.error,
+    },
   );
 }
 
@@ -463,6 +481,7 @@ export function errorFromTokenResponse(r: FailedResponse & { clientId: string })
           ? 'the client id or secret is wrong, or the secret was rotated: run `leadctl auth login` with the current secret (or fix LEADCTL_CLIENT_ID / LEADCTL_CLIENT_SECRET)'
           : 'run `leadctl auth login` again; if it keeps failing, rerun with --verbose and report the answer',
       details: { status: r.status, error: oauthError, error_description: description },
+      http: { method: r.method, path: r.path, status: r.status, attempts: r.attempts, body: r.body },
     });
   }
   return errorFromResponse(r);

@@ -161,7 +161,7 @@ async function liveCheck(ctx: CommandContext): Promise<LiveCheck> {
     return { ok: true, token_expires_at: isoSeconds(token.expiresAt) };
   } catch (error) {
     // 403: the credentials work, this client is just not allowed to list management systems.
-    if (error instanceof AuthError && (error.details as { status?: number } | undefined)?.status === 403) {
+    if (error instanceof AuthError && error.http?.status === 403) {
       token = await client.token();
       return {
         ok: true,

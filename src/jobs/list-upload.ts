@@ -376,7 +376,7 @@ function abortReason(signal: AbortSignal): Error {
 }
 
 function messageOf(err: ValidationError): string | undefined {
-  const body = (err.details as { body?: { message?: unknown } } | undefined)?.body;
+  const body = err.http?.body as { message?: unknown } | undefined;
   return typeof body?.message === 'string' ? body.message : undefined;
 }
 

@@ -781,8 +781,7 @@ class BatchRun {
       }
       if (err instanceof ValidationError) {
         this.requests.sent++;
-        const status = (err.details as { status?: unknown } | undefined)?.status;
-        const refusal = { status: typeof status === 'number' ? status : null, reason: err.message };
+        const refusal = { status: err.http?.status ?? null, reason: err.message };
         const reason = `refused by the service with the whole request${refusal.status ? ` (HTTP ${refusal.status})` : ''}: ${err.message}`;
         return {
           skipped: [],
@@ -877,6 +876,6 @@ export function shiftCustomerPath(path: string, by: number): string {
 
 /** Attempts a failed request made, as the API client's error reports them (1 when it does not say). */
 function attemptsOf(err: unknown): number {
-  const details = err instanceof LeadctlError ? (err.details as { attempts?: unknown } | undefined) : undefined;
-  return typeof details?.attempts === 'number' && details.attempts >= 1 ? details.attempts : 1;
+  const attempts = err instanceof LeadctlError ? err.http?.attempts : undefined;
+  return attempts !== undefined && attempts >= 1 ? attempts : 1;
 }

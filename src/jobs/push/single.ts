@@ -160,7 +160,7 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
               kind === 'loan'
                 ? `customer ${record.customerId}`
                 : `customer ${record.customerId} or its loan ${record.loanId}`;
-            const status = (err.details as { status?: number } | undefined)?.status ?? 404;
+            const status = err.http?.status ?? 404;
             reject({ ...base, reason: `the service does not know ${what} (HTTP ${status}): push it first` });
           } else {
             const prefix =

@@ -372,6 +372,7 @@ describe('refusals', () => {
           { list: [`Row 2: SSN is on a deny list`, 'Row 99: out of range'], name: ['taken'] },
           {
             details: { body: { message: 'The given data was invalid.', errors: {} }, items: body.list.length },
+            http: { status: 422, body: { message: 'The given data was invalid.', errors: {} } },
           },
         ),
     );
