@@ -126,7 +126,10 @@ function layerPattern(secret: string, layer: Layer): string {
     const key = LAYERS.indexOf(layer) + ch;
     let pattern = CHARACTER_PATTERNS.get(key);
     if (pattern === undefined) {
-      const forms = [...new Set(layer(ch).map(fragmentPattern))];
+      // A `%` of a secret is often URL-encoded whatever the rest's encoding: `%25` must be matched
+      // whole, before the bare `%` that starts it, or the match would end early and leave `25` behind.
+      const raw = ch === '%' && layer !== urlLayer ? ['%25', ...layer(ch)] : layer(ch);
+      const forms = [...new Set(raw.map(fragmentPattern))];
       pattern = forms.length === 1 ? forms[0]! : `(?:${forms.join('|')})`;
       CHARACTER_PATTERNS.set(key, pattern);
     }
