@@ -190,6 +190,74 @@ export class LockedError extends LeadctlError {
   }
 }
 
+/**
+ * The machine refused: a full, read-only or forbidden place, a device error (exit 2, like bad input:
+ * the operator fixes it, it is not a bug). The message names the path; `errno` is the system's code.
+ */
+export class EnvironmentError extends LeadctlError {
+  readonly path?: string;
+  readonly errno?: string;
+  constructor(message: string, options: ErrorOptions & { path?: string; errno?: string } = {}) {
+    const { path, errno, ...rest } = options;
+    super('environment', ExitCode.USAGE, message, {
+      ...rest,
+      details: rest.details ?? { ...(path ? { path } : {}), ...(errno ? { errno } : {}) },
+    });
+    this.path = path;
+    this.errno = errno;
+  }
+}
+
+const SPACE_HINT = 'free space on that file system (or raise the quota), or point leadctl at a folder with room';
+const ACCESS_HINT = 'let the user running leadctl write there, or point leadctl at a folder it can write';
+
+/** System error codes that say something about the machine, never about leadctl: what they mean and what to do. */
+const ENVIRONMENT_CODES: Record<string, { says: string; hint: string }> = {
+  ENOSPC: { says: 'no space left on the device', hint: SPACE_HINT },
+  EDQUOT: { says: 'the disk quota is used up', hint: SPACE_HINT },
+  EFBIG: { says: 'the file is too large for its file system', hint: SPACE_HINT },
+  EACCES: { says: 'permission denied', hint: ACCESS_HINT },
+  EPERM: { says: 'operation not permitted', hint: ACCESS_HINT },
+  EROFS: { says: 'the file system is read-only', hint: 'point leadctl at a folder on a writable file system' },
+  EIO: { says: 'an input/output error of the device', hint: 'check the disk or the network file system' },
+  EMFILE: { says: 'too many open files', hint: 'raise the limit of open files (ulimit -n)' },
+  ENFILE: { says: 'too many open files on the system', hint: 'raise the limit of open files' },
+  SQLITE_FULL: { says: 'no space left on the device (the database is full)', hint: SPACE_HINT },
+  SQLITE_READONLY: { says: 'the database cannot be written (read-only)', hint: ACCESS_HINT },
+  SQLITE_CANTOPEN: { says: 'the database cannot be opened', hint: ACCESS_HINT },
+  SQLITE_IOERR: { says: 'an input/output error of the device', hint: 'check the disk or the network file system' },
+  SQLITE_PERM: { says: 'permission denied', hint: ACCESS_HINT },
+};
+
+/**
+ * The one place where an error of the system (a Node `fs` error with `.code` and `.path`, or a
+ * SQLite error: no space, no permission, read-only, quota, I/O) becomes an EnvironmentError naming
+ * the path; anything else is undefined (a bug stays a bug). `path` and `what` ("the rejects file")
+ * name the place when the error itself cannot (a write to a descriptor carries no path).
+ */
+export function environmentError(
+  err: unknown,
+  path?: string,
+  what?: string,
+  hint?: string,
+): EnvironmentError | undefined {
+  if (err instanceof EnvironmentError) return err;
+  if (!(err instanceof Error) || err instanceof LeadctlError) return undefined;
+  const code = (err as NodeJS.ErrnoException).code;
+  if (typeof code !== 'string') return undefined;
+  // SQLITE_IOERR_WRITE is an SQLITE_IOERR, SQLITE_READONLY_DBMOVED an SQLITE_READONLY.
+  const known = ENVIRONMENT_CODES[code] ?? ENVIRONMENT_CODES[code.split('_').slice(0, 2).join('_')];
+  if (!known) return undefined;
+  const where = path ?? (err as NodeJS.ErrnoException).path;
+  const place = [what, where].filter(Boolean).join(' ');
+  return new EnvironmentError(`${place ? `${place}: ` : ''}${known.says} (${code})`, {
+    hint: hint ?? known.hint,
+    path: where,
+    errno: code,
+    cause: err,
+  });
+}
+
 /** The run was stopped by a signal (exit 130 / 143). */
 export class InterruptedError extends LeadctlError {
   constructor(signal: 'SIGINT' | 'SIGTERM', options?: ErrorOptions) {

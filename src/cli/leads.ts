@@ -423,7 +423,7 @@ export const register: Register = (program, bind) => {
     )
     .requiredOption(
       '--out <file>',
-      'CSV file to write (- for stdout); written as FILE.partial and renamed when complete',
+      'CSV file to write (- for stdout); written beside it under a temporary name and renamed when complete',
     )
     .option('--concurrency <n>', 'leads fetched at once', '4')
     .option('--retries <n>', 'further attempts for a lead that still fails after the client retries', '2')

@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { ExitCode, LeadctlError, UsageError } from '../errors.js';
+import { environmentError, ExitCode, LeadctlError, UsageError } from '../errors.js';
 import { Redactor, redactError } from '../redact.js';
 import type { Bind, Register } from './command.js';
 import { OUTPUT_FORMATS } from '../io/output-format.js';
@@ -208,13 +208,15 @@ export function usageMessage(message: string): string {
 }
 
 function renderError(
-  err: unknown,
+  thrown: unknown,
   io: IO,
   jsonErrors: JsonErrors,
   failing: Command | undefined,
   redactor: Redactor,
 ): number {
   const json = jsonErrors === 'stdout';
+  // A full, read-only or forbidden place that no layer named is still the machine's doing, not a bug.
+  const err = environmentError(thrown) ?? thrown;
   if (err instanceof CommanderError) {
     // Help and version are not failures; commander already printed them.
     if (err.exitCode === 0) return ExitCode.OK;

@@ -1,6 +1,7 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { writeFileSafely } from '../io/safe-file.js';
 import { resolveZone } from '../ingest/mapping/datetime.js';
 import { starterMapping, type FileRole, type SampledFile } from '../ingest/mapping/init.js';
 import { openInput } from '../ingest/sources.js';
@@ -32,7 +33,7 @@ export async function runMappingInit(
     sampled.push({ ...(await sample(ctx, file, opts.sampleRows)), ...(role ? { role } : {}) });
   const starter = starterMapping(sampled, opts.timeZone);
   const text = JSON.stringify(starter.mapping, null, 2) + '\n';
-  if (target) writeFileSync(target, text);
+  if (target) writeFileSafely(target, text, { what: '--out' });
   else await ctx.output.write(text);
 
   const log = (line: string) => ctx.io.stderr.write(line + '\n');

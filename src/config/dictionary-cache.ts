@@ -1,4 +1,5 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import { writeFileSafely } from '../io/safe-file.js';
 import { join } from 'node:path';
 
 export const DICTIONARY_MAX_AGE_MS = 24 * 60 * 60 * 1000;
@@ -73,10 +74,8 @@ async function readCache<T>(path: string): Promise<CacheFile<T> | undefined> {
 async function writeCache<T>(path: string, dir: string, file: CacheFile<T>): Promise<void> {
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    // Write then rename, so a reader running at the same moment never sees half a file.
-    const tmp = `${path}.${process.pid}.tmp`;
-    await writeFile(tmp, JSON.stringify(file), { mode: 0o600 });
-    await rename(tmp, path);
+    // Whole or not at all, so a reader running at the same moment never sees half a file.
+    writeFileSafely(path, JSON.stringify(file), { sync: false });
   } catch {
     // A read-only or full disk only costs a fetch next time.
   }

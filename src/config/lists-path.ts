@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ListsPathMemory } from '../api/client.js';
+import { writeFileSafely } from '../io/safe-file.js';
 
 /**
  * The lists path that worked, remembered per profile and base URL in the state folder
@@ -30,10 +31,8 @@ export function listsPathMemory(dir: string, profile: string, baseUrl: string): 
       try {
         mkdirSync(dir, { recursive: true, mode: 0o700 });
         const all = { ...readAll(dir), [key]: path };
-        // Write then rename, so a run reading at the same moment never sees half a file.
-        const tmp = join(dir, `${FILE}.${process.pid}.tmp`);
-        writeFileSync(tmp, JSON.stringify(all, null, 2) + '\n', { mode: 0o600 });
-        renameSync(tmp, join(dir, FILE));
+        // Whole or not at all, so a run reading at the same moment never sees half a file.
+        writeFileSafely(join(dir, FILE), JSON.stringify(all, null, 2) + '\n', { sync: false });
       } catch {
         // A read-only state folder only costs a probe next time.
       }

@@ -1,21 +1,10 @@
-import {
-  accessSync,
-  closeSync,
-  constants,
-  createWriteStream,
-  openSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { finished } from 'node:stream/promises';
+import { accessSync, constants, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import { UsageError } from '../../errors.js';
+import { SafeFile, targetKind, writeStreamSafely } from '../../io/safe-file.js';
 
 /**
  * The one CSV writer: every CSV leadctl writes (rejects files, dry-run results, lead exports,
@@ -24,9 +13,10 @@ import { UsageError } from '../../errors.js';
  * leading `'` (OWASP's advice against CSV injection); numbers keep their sign. `raw` (the global
  * `--csv-raw`) turns that off for pipelines that need the exact values.
  *
- * Files are written as `NAME.partial`, mode 0600 (they hold personal data), and renamed to NAME
- * when complete, so a file with the final name is never half-written; the path is checked before
- * any work starts.
+ * Files are written through src/io/safe-file.ts: a temporary file beside NAME (exclusive, 0600:
+ * they hold personal data) renamed to NAME when complete, so a file with the final name is never
+ * half-written; a device or FIFO written in place; a symbolic link refused. The path is checked
+ * before any work starts.
  */
 
 export interface CsvWriteOptions {
@@ -53,25 +43,28 @@ export function csvLine(cells: readonly unknown[], options: CsvWriteOptions = {}
 }
 
 /**
- * Refuses, before any work, an output path that is a directory or whose folder does not exist or
- * cannot be written. `what` names it in the message ("the rejects file", "--out").
+ * Refuses, before any work, an output path that is a directory, a symbolic link, a block device or
+ * a socket, or whose folder does not exist or cannot be written. `what` names it in the message
+ * ("the rejects file", "--out"). A character device or FIFO is accepted: it is written in place.
  */
 export function checkOutputPath(path: string, cwd: string, what: string): string {
   const full = resolve(cwd, path);
   let isDirectory = false;
-  let exists = false;
   try {
-    const info = statSync(full);
-    exists = true;
-    isDirectory = info.isDirectory();
+    isDirectory = statSync(full).isDirectory();
   } catch {
-    // a new file
+    // a new file (or a dangling link, refused below)
   }
   if (isDirectory) throw new UsageError(`${what} ${path} is a directory; name a file`);
+  const kind = targetKind(full, what);
   try {
+    if (kind === 'device' || kind === 'fifo') {
+      accessSync(full, constants.W_OK);
+      return full;
+    }
     if (!statSync(dirname(full)).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOENT' });
     accessSync(dirname(full), constants.W_OK);
-    if (exists) accessSync(full, constants.W_OK);
+    if (kind === 'file') accessSync(full, constants.W_OK);
   } catch (err) {
     const why =
       (err as NodeJS.ErrnoException).code === 'ENOENT'
@@ -84,13 +77,15 @@ export function checkOutputPath(path: string, cwd: string, what: string): string
 
 /**
  * A CSV file written row by row (synchronously: rejects arrive from many places and must never
- * be lost to a pending write) as NAME.partial, renamed to NAME by `close()`. `abort()` removes it.
+ * be lost to a pending write) through a SafeFile, completed under its name by `close()`. A write
+ * that fails (a full disk) removes what was written and throws an EnvironmentError naming the file;
+ * so does `close()`. `abort()` removes it.
  */
 export class CsvFile {
-  private fd: number | undefined;
+  private file: SafeFile | undefined;
   private rows = 0;
+  private failure: unknown;
   readonly path: string;
-  private readonly partial: string;
 
   constructor(
     path: string,
@@ -99,7 +94,6 @@ export class CsvFile {
     private readonly options: CsvWriteOptions & { what: string },
   ) {
     this.path = checkOutputPath(path, cwd, options.what);
-    this.partial = `${this.path}.partial`;
   }
 
   /** Data rows written so far. */
@@ -109,18 +103,15 @@ export class CsvFile {
 
   /** True once the file has been created (it is, at the latest, by the first row). */
   get opened(): boolean {
-    return this.fd !== undefined;
+    return this.file !== undefined;
   }
 
   /** Creates the file with its header now. */
   open(): void {
-    if (this.fd !== undefined) return;
-    try {
-      this.fd = openSync(this.partial, 'w', 0o600);
-    } catch (err) {
-      throw new UsageError(`cannot write ${this.options.what} ${this.path}: ${(err as Error).message}`, { cause: err });
-    }
-    writeSync(this.fd, csvLine(this.header, this.options));
+    if (this.failure !== undefined) throw this.failure;
+    if (this.file !== undefined) return;
+    this.file = SafeFile.open(this.path, { what: this.options.what });
+    this.write(csvLine(this.header, this.options));
   }
 
   writeRows(rows: readonly (readonly unknown[])[]): void {
@@ -128,22 +119,38 @@ export class CsvFile {
     this.open();
     let text = '';
     for (const row of rows) text += csvLine(row, this.options);
-    writeSync(this.fd!, text);
+    this.write(text);
     this.rows += rows.length;
+  }
+
+  private write(text: string): void {
+    try {
+      this.file!.write(text);
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  private fail(err: unknown): never {
+    this.abort();
+    this.failure = err;
+    throw err;
   }
 
   /** Completes the file under its final name (nothing happens when it was never opened). */
   close(): void {
-    if (this.fd === undefined) return;
-    closeSync(this.fd);
-    this.fd = undefined;
-    renameSync(this.partial, this.path);
+    if (this.file === undefined) return;
+    try {
+      this.file.commit();
+    } catch (err) {
+      this.fail(err);
+    }
+    this.file = undefined;
   }
 
   abort(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
-    rmSync(this.partial, { force: true });
+    this.file?.discard();
+    this.file = undefined;
   }
 }
 
@@ -158,6 +165,8 @@ export class CsvStream {
   ) {}
 
   async write(cells: readonly unknown[]): Promise<void> {
+    // A stream that failed (a full disk) never drains: say why instead of waiting for ever.
+    if (this.out.errored) throw this.out.errored;
     const text = this.head() + csvLine(cells, this.options);
     if (!this.out.write(text)) await once(this.out, 'drain');
   }
@@ -176,27 +185,10 @@ export class CsvStream {
 }
 
 /**
- * The export goes to `FILE.partial` and is renamed when complete, so a file with the final
- * name is never half-written (a crash or Ctrl-C leaves only the .partial).
+ * The export goes to a temporary file beside FILE, renamed when complete, so a file with the final
+ * name is never half-written (a crash or Ctrl-C leaves only the temporary file; a failure removes
+ * it); a device or FIFO is written in place (see src/io/safe-file.ts).
  */
-export async function exportToFile<T>(path: string, run: (out: Writable) => Promise<T>): Promise<T> {
-  const partial = `${path}.partial`;
-  const out = createWriteStream(partial, { mode: 0o600 });
-  try {
-    const result = await run(out);
-    out.end();
-    await finished(out);
-    await rename(partial, path);
-    return result;
-  } catch (err) {
-    // The file is opened asynchronously: wait until the stream has closed, or a late open
-    // would create the .partial file again after it was removed.
-    if (!out.closed) {
-      const closed = once(out, 'close');
-      out.destroy();
-      await closed;
-    }
-    await rm(partial, { force: true });
-    throw err;
-  }
+export function exportToFile<T>(path: string, run: (out: Writable) => Promise<T>, what = '--out'): Promise<T> {
+  return writeStreamSafely(path, run, { what });
 }

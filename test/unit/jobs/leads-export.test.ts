@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -90,7 +90,7 @@ describe('exportLeads', () => {
 });
 
 describe('exportToFile', () => {
-  it('renames the .partial file when complete, and removes it on failure', async () => {
+  it('renames the temporary file when complete, and removes it on failure', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'export-'));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'out.csv');
@@ -98,7 +98,7 @@ describe('exportToFile', () => {
       out.write('a,b\n');
     });
     expect(readFileSync(path, 'utf8')).toBe('a,b\n');
-    expect(existsSync(path + '.partial')).toBe(false);
+    expect(readdirSync(dir)).toEqual(['out.csv']);
     const failed = join(dir, 'failed.csv');
     await expect(
       exportToFile(failed, async (out) => {
@@ -107,6 +107,6 @@ describe('exportToFile', () => {
       }),
     ).rejects.toThrow('boom');
     expect(existsSync(failed)).toBe(false);
-    expect(existsSync(failed + '.partial')).toBe(false);
+    expect(readdirSync(dir)).toEqual(['out.csv']);
   });
 });

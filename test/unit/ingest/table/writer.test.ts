@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TableReader } from '../../../../src/ingest/table/reader.js';
 import { checkOutputPath, CsvFile, csvCellText, csvLine } from '../../../../src/ingest/table/writer.js';
+import { isTemporaryOf } from '../../../../src/io/safe-file.js';
 
 const work = mkdtempSync(join(tmpdir(), 'leadctl-writer-'));
 
@@ -55,18 +56,21 @@ describe('the one CSV writer', () => {
     );
   });
 
-  it('writes NAME.partial with mode 0600 and renames it when closed; abort leaves nothing', () => {
+  it('writes a temporary NAME.<random>.partial with mode 0600 and renames it when closed; abort leaves nothing', () => {
     const file = new CsvFile('out.csv', work, ['a', 'b'], { what: 'the test file' });
     file.writeRows([['=1+1', 2]]);
     expect(existsSync(join(work, 'out.csv'))).toBe(false);
-    expect(statSync(join(work, 'out.csv.partial')).mode & 0o777).toBe(0o600);
+    const partial = readdirSync(work).filter((n) => isTemporaryOf(join(work, 'out.csv'), n));
+    expect(partial).toHaveLength(1);
+    expect(statSync(join(work, partial[0]!)).mode & 0o777).toBe(0o600);
     file.close();
     expect(readFileSync(join(work, 'out.csv'), 'utf8')).toBe("a,b\n'=1+1,2\n");
+    expect(readdirSync(work).filter((n) => n.endsWith('.partial'))).toEqual([]);
     const aborted = new CsvFile('gone.csv', work, ['a'], { what: 'the test file' });
     aborted.writeRows([['x']]);
     aborted.abort();
     expect(existsSync(join(work, 'gone.csv'))).toBe(false);
-    expect(existsSync(join(work, 'gone.csv.partial'))).toBe(false);
+    expect(readdirSync(work).filter((n) => n.endsWith('.partial'))).toEqual([]);
   });
 
   it('refuses a directory or a missing folder before anything is written', () => {
