@@ -139,13 +139,27 @@ function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
       release();
     }
     progress.stop();
+    let unrecorded: unknown;
     if (record) {
       // What was uploaded from here, for the next `lists diff` and `lists update` (keyed digests only).
-      if (result.outcome === 'uploaded' && result.list)
-        record.rememberList(result.list.id, type, listDigests(record, result.values), ctx.io.now().getTime());
-      record.close();
+      try {
+        if (result.outcome === 'uploaded' && result.list)
+          record.rememberList(result.list.id, type, listDigests(record, result.values), ctx.io.now().getTime());
+      } catch (err) {
+        // The list is stored whatever the disk says: report that first, then what failed.
+        unrecorded = err;
+      } finally {
+        record.close();
+      }
     }
-    return report(ctx, result);
+    const code = await report(ctx, result);
+    if (unrecorded === undefined) return code;
+    const { environmentError } = await import('../errors.js');
+    const failure = environmentError(unrecorded);
+    if (!failure) throw unrecorded;
+    ctx.log.warn(`Error: ${failure.message}`);
+    if (failure.hint) ctx.log.warn(`Hint: ${failure.hint}`);
+    return failure.exitCode;
   };
 }
 
@@ -161,6 +175,7 @@ async function openRecord(ctx: CommandContext, create: boolean) {
     ctx.config.dir,
     { profile: resolved.profile.value, baseUrl: resolved.baseUrl.value, clientId: resolved.clientId?.value },
     create,
+    (line) => ctx.log.warn(line),
   );
 }
 
@@ -239,6 +254,9 @@ async function report(ctx: CommandContext, result: import('../jobs/list-upload.j
   const s = result.summary;
   const details = { summary: s, problems: result.problems, problem_count: result.problemCount };
   const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+  const stored = result.outcome === 'uploaded' || result.outcome === 'validated';
+  // Nothing was stored: the rejects file that could not be written is the error.
+  if (result.rejectsFailure && !stored) throw result.rejectsFailure;
   switch (result.outcome) {
     case 'invalid':
       await printProblems(ctx.io.stderr, result, `${s.file}: ${plural(result.problemCount, 'invalid row')}:`);
@@ -286,6 +304,12 @@ async function report(ctx: CommandContext, result: import('../jobs/list-upload.j
         ctx.log.info(`Uploaded ${plural(s.uploaded, 'value')} to list ${s.list_id} ("${s.name}").`);
       } else {
         ctx.log.info(`Checked: ${plural(s.distinct, 'value')} would be uploaded; nothing was sent.`);
+      }
+      if (result.rejectsFailure) {
+        // The list is stored (the summary says what); the exit code says what failed.
+        ctx.log.warn(`Error: ${result.rejectsFailure.message}`);
+        if (result.rejectsFailure.hint) ctx.log.warn(`Hint: ${result.rejectsFailure.hint}`);
+        return result.rejectsFailure.exitCode;
       }
       return result.problemCount > 0 ? ExitCode.REJECTED : ExitCode.OK;
   }

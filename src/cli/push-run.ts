@@ -44,7 +44,14 @@ async function report(ctx: CommandContext, outcome: PushOutcome): Promise<number
 const RESUME = 'rerun the same command with --resume to send only what was not acknowledged';
 
 /** What the operator does next after a push that did not finish, in one line. */
-export function nextStepHint(summary: Pick<PushSummary, 'status' | 'journal' | 'error'>): string | undefined {
+export function nextStepHint(
+  summary: Pick<PushSummary, 'status' | 'journal' | 'error'> & { requests?: PushSummary['requests'] },
+): string | undefined {
+  // A full or read-only disk: fix it first; a resume is worth it only when something was sent.
+  if (summary.status === 'failed' && summary.error?.code === 'environment' && summary.error.hint) {
+    const sent = (summary.requests?.sent ?? 0) + (summary.requests?.acknowledged_before ?? 0) > 0;
+    return summary.journal && sent ? `${summary.error.hint}; then ${RESUME}` : summary.error.hint;
+  }
   // An unexpected error's own advice (e.g. "rerun without --resume") beats the general one.
   if (summary.status === 'failed' && summary.error?.hint) return summary.error.hint;
   // A resume with the same refused credentials fails again: fixing them comes first.

@@ -25,7 +25,7 @@ const show: Handler = async (ctx) => {
     baseUrl: resolved.baseUrl.value,
     clientId: resolved.clientId?.value,
   };
-  const record = DeltaRecord.open(stateDir(ctx.io.env), ctx.config.dir, target, false);
+  const record = DeltaRecord.open(stateDir(ctx.io.env), ctx.config.dir, target, false, (line) => ctx.log.warn(line));
   try {
     const held = record?.describe();
     const doc = {

@@ -113,6 +113,8 @@ export interface ListUploadResult {
   serviceMessage?: string;
   /** The distinct valid values read (to compare or remember them). */
   values: CollectedValues;
+  /** The rejects file could not be completed after the upload (a full disk): the run reports it, exit 2. */
+  rejectsFailure?: LeadctlError;
 }
 
 export interface ProblemReason {
@@ -280,6 +282,10 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
       }
     }
 
+    // A rejects file the disk could not hold fails the run here, before anything is sent.
+    rejects?.flush();
+    if (rejects?.failure) throw rejects.failure;
+
     const summary: ListUploadSummary = {
       list_id: options.listId ?? null,
       name,
@@ -318,7 +324,18 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
         );
       }
       const byCount = [...reasons.values()].sort((x, y) => y.count - x.count);
-      return { outcome, summary, problems: shown, problemCount, reasons: byCount, values: collected, ...extra };
+      rejects?.finish();
+      if (rejects?.failure) summary.rejects_file = null;
+      return {
+        outcome,
+        summary,
+        problems: shown,
+        problemCount,
+        reasons: byCount,
+        values: collected,
+        ...extra,
+        ...(rejects?.failure ? { rejectsFailure: rejects.failure } : {}),
+      };
     };
 
     if (problemCount > 0 && !options.skipInvalid) return finish('invalid');

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { environmentError } from '../../errors.js';
 import { isProcessAlive } from '../../io/process.js';
 
 /**
@@ -66,6 +67,7 @@ const META_ROW_BITS = 2 ** 32;
 
 export class Staging {
   private readonly dir: string;
+  private readonly parentDir: string;
   private readonly db: Database.Database;
   private finished = false;
   private readonly buffers = {
@@ -82,16 +84,31 @@ export class Staging {
     parentDir: string = tmpdir(),
     readonly sources: string[] = [],
   ) {
+    this.parentDir = parentDir;
     removeStaleStaging(parentDir);
     // mkdtemp makes the folder 0700; the file is created 0600 before SQLite opens it (it holds
     // full SSNs and account numbers), and a note of the owning process lets a later run remove
     // what a killed one (SIGKILL, power loss) left behind.
-    this.dir = mkdtempSync(join(parentDir, STAGING_PREFIX));
-    writeFileSync(join(this.dir, OWNER_FILE), String(process.pid), { mode: 0o600 });
-    const file = join(this.dir, 'staging.sqlite');
-    closeSync(openSync(file, 'w', 0o600));
+    try {
+      this.dir = mkdtempSync(join(parentDir, STAGING_PREFIX));
+    } catch (err) {
+      throw this.failure(err);
+    }
     process.once('exit', this.removeAtExit);
-    this.db = new Database(file);
+    try {
+      writeFileSync(join(this.dir, OWNER_FILE), String(process.pid), { mode: 0o600 });
+      const file = join(this.dir, 'staging.sqlite');
+      closeSync(openSync(file, 'w', 0o600));
+      this.db = new Database(file);
+    } catch (err) {
+      this.removeAtExit();
+      process.off('exit', this.removeAtExit);
+      throw this.failure(err);
+    }
+    this.guard(() => this.setUp());
+  }
+
+  private setUp(): void {
     this.db.pragma('journal_mode = OFF');
     this.db.pragma('synchronous = OFF');
     this.db.pragma('locking_mode = EXCLUSIVE');
@@ -105,6 +122,31 @@ export class Staging {
       CREATE TABLE documents (cust TEXT NOT NULL, meta INTEGER NOT NULL, data TEXT, errors TEXT, spare INTEGER);
     `);
     this.db.exec('BEGIN');
+  }
+
+  /**
+   * A full (or read-only, forbidden) staging folder is the machine's doing: say which folder and how
+   * to point the staging elsewhere. Nothing has been sent when staging fails (rows are sent only
+   * once all are staged), so there is nothing to resume.
+   */
+  private failure(err: unknown): unknown {
+    const sorts = process.env.SQLITE_TMPDIR || process.env.TMPDIR || '/var/tmp';
+    return (
+      environmentError(
+        err,
+        this.parentDir,
+        'the staging folder',
+        `free space there, or set LEADCTL_TMPDIR to a folder with room for about twice the export (SQLite sorts it in temporary files in ${sorts}: set TMPDIR to move those too)`,
+      ) ?? err
+    );
+  }
+
+  private guard<T>(work: () => T): T {
+    try {
+      return work();
+    } catch (err) {
+      throw this.failure(err);
+    }
   }
 
   addSource(name: string): number {
@@ -178,7 +220,8 @@ export class Staging {
       statement = this.db.prepare(`INSERT INTO ${table} VALUES ${new Array(rows).fill(tuple).join(',')}`);
       this.statements.set(key, statement);
     }
-    statement.run(buffer);
+    const run = statement;
+    this.guard(() => run.run(buffer));
     buffer.length = 0;
   }
 
@@ -188,7 +231,7 @@ export class Staging {
     this.flush('loans');
     this.flush('payments');
     this.flush('documents');
-    this.db.exec('COMMIT');
+    this.guard(() => this.db.exec('COMMIT'));
     this.finished = true;
   }
 
@@ -199,11 +242,19 @@ export class Staging {
       shape === 'flat'
         ? 'SELECT COUNT(*) FROM (SELECT cust FROM loans UNION SELECT cust FROM payments)'
         : 'SELECT COUNT(DISTINCT cust) FROM documents';
-    return this.db.prepare(sql).pluck().get() as number;
+    return this.guard(() => this.db.prepare(sql).pluck().get() as number);
   }
 
   /** Loans and payments grouped by customer; of rows with the same ids, the last one read wins. */
   *customers(): Generator<StagedCustomer> {
+    try {
+      yield* this.readCustomers();
+    } catch (err) {
+      throw this.failure(err);
+    }
+  }
+
+  private *readCustomers(): Generator<StagedCustomer> {
     this.finish();
     const loans = this.db
       .prepare('SELECT cust, loan, meta, repeat, data, errors, rowid FROM loans ORDER BY cust, loan, rowid')
@@ -302,6 +353,14 @@ export class Staging {
 
   /** Whole-customer documents in customer order; of two with the same id, the last one read wins. */
   *documents(): Generator<StagedDocument> {
+    try {
+      yield* this.readDocuments();
+    } catch (err) {
+      throw this.failure(err);
+    }
+  }
+
+  private *readDocuments(): Generator<StagedDocument> {
     this.finish();
     const rows = this.db
       .prepare('SELECT cust, meta, data, errors, rowid FROM documents ORDER BY cust, rowid')

@@ -1,18 +1,21 @@
 import Database from 'better-sqlite3';
 import { createHash, createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import {
-  chmodSync,
   closeSync,
+  constants,
   existsSync,
+  fchmodSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
-  writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { stateDirError } from '../../config/state-dir.js';
+import { environmentError } from '../../errors.js';
+import { writeFileSafely } from '../../io/safe-file.js';
 
 /**
  * The local record of what the service acknowledged, per profile, base URL and client id: for
@@ -21,6 +24,11 @@ import { stateDirError } from '../../config/state-dir.js';
  * list values are all HMACs under a random key of the profile's, kept 0600 in the config folder
  * (an SSN has only 10^9 values, so a plain hash would be a copy of it). Deleting the record only
  * makes the next `--changed-only` run send everything.
+ *
+ * A corrupt record (SQLite: "database disk image is malformed", "file is not a database"), found
+ * when it is opened or at any lookup or write later, is set aside as `NAME.corrupt-<time>` with a
+ * warning naming both paths, and a fresh record takes its place: the run sends everything from
+ * there on, which is always safe. A full or read-only disk is an EnvironmentError naming the record.
  */
 
 const DIGEST_BYTES = 16;
@@ -77,8 +85,7 @@ export function profileKey(configDir: string, profile: string, create: boolean):
   if (!create) return undefined;
   mkdirSync(join(configDir, 'record-keys'), { recursive: true, mode: 0o700 });
   const key = randomBytes(KEY_BYTES);
-  writeFileSync(path, key.toString('hex') + '\n', { mode: 0o600 });
-  chmodSync(path, 0o600);
+  writeFileSafely(path, key.toString('hex') + '\n', { what: 'the record key' });
   return key;
 }
 
@@ -115,14 +122,71 @@ function createSchema(db: Database.Database): Database.Database {
   return db;
 }
 
+/** SQLite's words for a file that is not (or no longer) a sound database. */
+export function isCorruption(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return (
+    typeof code === 'string' &&
+    (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_IOERR_SHORT_READ')
+  );
+}
+
+/** `2025-01-31T02:00:00.123Z` → `20250131T020000Z`, for file names. */
+function stamp(now: Date): string {
+  return now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+}
+
+/**
+ * Moves a corrupt record (and SQLite's journal beside it, which would otherwise be "rolled back"
+ * into the fresh file) to `NAME.corrupt-<time>`; returns that name.
+ */
+export function setAsideCorrupt(path: string, now: Date = new Date()): string {
+  let aside = `${path}.corrupt-${stamp(now)}`;
+  for (let n = 2; existsSync(aside); n++) aside = `${path}.corrupt-${stamp(now)}-${n}`;
+  renameSync(path, aside);
+  for (const suffix of ['-journal', '-wal', '-shm'])
+    if (existsSync(path + suffix)) renameSync(path + suffix, aside + suffix);
+  return aside;
+}
+
+/** Creates the record's file 0600 before SQLite opens it (SQLite gives its journal the same mode), never through a link. */
+function prepareFile(path: string): void {
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  try {
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function openDatabase(path: string): Database.Database {
+  const db = new Database(path);
+  try {
+    db.pragma('journal_mode = DELETE');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('busy_timeout = 5000');
+    return createSchema(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+type Statements = {
+  getCustomer: Database.Statement<[Buffer], { payload: Buffer; sent_at: number; run: string }>;
+  putCustomer: Database.Statement<[Buffer, Buffer, number, string]>;
+  dropCustomer: Database.Statement<[Buffer]>;
+  countCustomers: Database.Statement<[], { n: number }>;
+};
+
 export class DeltaRecord {
-  private readonly db: Database.Database;
-  private readonly statements: {
-    getCustomer: Database.Statement<[Buffer], { payload: Buffer; sent_at: number; run: string }>;
-    putCustomer: Database.Statement<[Buffer, Buffer, number, string]>;
-    dropCustomer: Database.Statement<[Buffer]>;
-    countCustomers: Database.Statement<[], { n: number }>;
-  };
+  private db: Database.Database;
+  private statements: Statements;
+  /** Bumped when a corrupt file is replaced mid-run: statements of the old one are prepared again. */
+  private generation = 0;
 
   /** Lookups made in the read transaction now open (0: none open). */
   private reads = 0;
@@ -135,10 +199,16 @@ export class DeltaRecord {
     readonly path: string | null,
     key: Buffer,
     db: Database.Database,
+    private readonly target: RecordTarget | null,
+    private readonly warn: (line: string) => void,
   ) {
     this.key = createSecretKey(key);
     this.db = db;
-    this.statements = {
+    this.statements = DeltaRecord.prepare(db);
+  }
+
+  private static prepare(db: Database.Database): Statements {
+    return {
       getCustomer: db.prepare('SELECT payload, sent_at, run FROM customers WHERE id = ?'),
       putCustomer: db.prepare(
         'INSERT INTO customers (id, payload, sent_at, run) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, sent_at = excluded.sent_at, run = excluded.run',
@@ -150,34 +220,129 @@ export class DeltaRecord {
 
   /**
    * Opens (or, with `create`, makes) the record of a target. Without `create`, a missing record
-   * (or key) is undefined: nothing was ever recorded there.
+   * (or key) is undefined: nothing was ever recorded there. A corrupt record is set aside with a
+   * warning (see above) and a fresh one replaces it; without `create` (a command that only reads it)
+   * it is left where it is, with a warning, and there is none.
    */
-  static open(stateDir: string, configDir: string, target: RecordTarget, create: boolean): DeltaRecord | undefined {
+  static open(
+    stateDir: string,
+    configDir: string,
+    target: RecordTarget,
+    create: boolean,
+    warn: (line: string) => void = () => {},
+  ): DeltaRecord | undefined {
     const path = recordPath(stateDir, target);
     if (!create && !existsSync(path)) return undefined;
     const key = profileKey(configDir, target.profile, create);
     if (!key) return undefined;
-    let db: Database.Database;
+    let link: unknown;
     try {
       mkdirSync(recordsDir(stateDir), { recursive: true, mode: 0o700 });
-      // Created 0600 before SQLite opens it; SQLite gives its journal the same mode.
-      closeSync(openSync(path, 'a', 0o600));
-      chmodSync(path, 0o600);
-      db = new Database(path);
+      prepareFile(path);
     } catch (err) {
-      throw stateDirError(err, stateDir);
+      // A link where the record should be (SQLite would follow it): set aside like a corrupt file.
+      if ((err as NodeJS.ErrnoException).code !== 'ELOOP') throw stateDirError(err, stateDir);
+      link = err;
     }
-    db.pragma('journal_mode = DELETE');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('busy_timeout = 5000');
-    const record = new DeltaRecord(path, key, createSchema(db));
-    record.checkKey(target);
-    return record;
+    let record: DeltaRecord | undefined;
+    try {
+      if (link !== undefined) throw link;
+      record = new DeltaRecord(path, key, openDatabase(path), target, warn);
+      record.checkKey(target);
+      return record;
+    } catch (err) {
+      record?.db.close();
+      if (!isCorruption(err) && err !== link) throw DeltaRecord.failure(err, path);
+      if (!create) {
+        warn(
+          `Warning: the delta record ${path} is corrupt (${(err as Error).message}); it is not used. The next push with --changed-only sets it aside and sends everything (always safe).`,
+        );
+        return undefined;
+      }
+      const aside = DeltaRecord.setAside(path, err, warn);
+      try {
+        prepareFile(path);
+        record = new DeltaRecord(path, key, openDatabase(path), target, warn);
+        record.checkKey(target);
+        return record;
+      } catch (again) {
+        throw DeltaRecord.failure(again, aside);
+      }
+    }
   }
 
   /** A record that holds nothing (a check-only run where none was ever made): everything is new. */
   static empty(): DeltaRecord {
-    return new DeltaRecord(null, randomBytes(KEY_BYTES), createSchema(new Database(':memory:')));
+    return new DeltaRecord(null, randomBytes(KEY_BYTES), createSchema(new Database(':memory:')), null, () => {});
+  }
+
+  private static failure(err: unknown, path: string): unknown {
+    return (
+      environmentError(
+        err,
+        path,
+        'the delta record',
+        'free space there or make it writable (or set LEADCTL_STATE_DIR to a folder with room); deleting the record only makes the next --changed-only run send everything',
+      ) ?? err
+    );
+  }
+
+  private static setAside(path: string, err: unknown, warn: (line: string) => void): string {
+    let aside: string;
+    try {
+      aside = setAsideCorrupt(path);
+    } catch (moveErr) {
+      throw DeltaRecord.failure(moveErr, path);
+    }
+    warn(
+      `Warning: the delta record ${path} is corrupt (${(err as Error).message}); it was set aside as ${aside}. A fresh record starts now: what it does not hold is sent (always safe).`,
+    );
+    return aside;
+  }
+
+  /**
+   * Runs `work` on the database; a corrupt file found on the way is set aside and replaced by a
+   * fresh record, and `work` runs again on it (a lookup then finds nothing: the customer is sent),
+   * unless `again` is false (then nothing is returned).
+   */
+  private guard<T>(work: () => T, again?: true): T;
+  private guard(work: () => void, again: false): void;
+  private guard<T>(work: () => T, again = true): T | undefined {
+    try {
+      return work();
+    } catch (err) {
+      if (this.path === null || this.target === null) throw err;
+      if (!isCorruption(err)) throw DeltaRecord.failure(err, this.path);
+      this.replaceCorrupt(err);
+      if (!again) return undefined;
+      try {
+        return work();
+      } catch (again) {
+        throw DeltaRecord.failure(again, this.path);
+      }
+    }
+  }
+
+  private replaceCorrupt(err: unknown): void {
+    const path = this.path!;
+    clearTimeout(this.readTimer);
+    this.readTimer = undefined;
+    this.reads = 0;
+    try {
+      this.db.close();
+    } catch {
+      // a corrupt file may refuse even that: it is set aside all the same
+    }
+    DeltaRecord.setAside(path, err, this.warn);
+    try {
+      prepareFile(path);
+      this.db = openDatabase(path);
+    } catch (again) {
+      throw DeltaRecord.failure(again, path);
+    }
+    this.statements = DeltaRecord.prepare(this.db);
+    this.generation++;
+    this.checkKey(this.target!);
   }
 
   /** Digests made under another key (a key deleted and made anew) match nothing: start empty. */
@@ -216,27 +381,39 @@ export class DeltaRecord {
   }
 
   customer(id: Buffer): RememberedCustomer | undefined {
-    this.beginRead();
-    const row = this.statements.getCustomer.get(id);
-    return row ? { payload: row.payload, sentAt: row.sent_at, run: row.run } : undefined;
+    return this.guard(() => {
+      this.beginRead();
+      const row = this.statements.getCustomer.get(id);
+      return row ? { payload: row.payload, sentAt: row.sent_at, run: row.run } : undefined;
+    });
   }
 
   get customerCount(): number {
-    return this.statements.countCustomers.get()!.n;
+    return this.guard(() => this.statements.countCustomers.get()!.n);
   }
 
   /** What the service acknowledged (one transaction) and what it refused (forgotten, so sent again). */
   settle(remember: readonly CustomerDigest[], forget: readonly CustomerDigest[], at: number, run: string): void {
     if (remember.length === 0 && forget.length === 0) return;
-    this.endReads();
-    this.db.transaction(() => {
-      for (const c of remember) this.statements.putCustomer.run(c.id, c.payload, at, run);
-      for (const c of forget) this.statements.dropCustomer.run(c.id);
-    })();
+    this.guard(() => {
+      this.endReads();
+      this.db.transaction(() => {
+        for (const c of remember) this.statements.putCustomer.run(c.id, c.payload, at, run);
+        for (const c of forget) this.statements.dropCustomer.run(c.id);
+      })();
+    });
   }
 
   /** What the record holds, in counts (never the digests). */
   describe(): {
+    customers: number;
+    last_sent: string | null;
+    lists: { list_id: number; type: string; values: number; uploaded_at: string }[];
+  } {
+    return this.guard(() => this.describeNow());
+  }
+
+  private describeNow(): {
     customers: number;
     last_sent: string | null;
     lists: { list_id: number; type: string; values: number; uploaded_at: string }[];
@@ -263,23 +440,37 @@ export class DeltaRecord {
   // ---- lists ------------------------------------------------------------------------------
 
   list(listId: number): { type: string; count: number; uploadedAt: number } | undefined {
-    const row = this.db.prepare('SELECT type, count, uploaded_at FROM lists WHERE list_id = ?').get(listId) as
-      | { type: string; count: number; uploaded_at: number }
-      | undefined;
+    const row = this.guard(
+      () =>
+        this.db.prepare('SELECT type, count, uploaded_at FROM lists WHERE list_id = ?').get(listId) as
+          | { type: string; count: number; uploaded_at: number }
+          | undefined,
+    );
     return row ? { type: row.type, count: row.count, uploadedAt: row.uploaded_at } : undefined;
   }
 
   /** A test of membership of the values last uploaded to `listId`. */
   listLookup(listId: number): (value: Buffer) => boolean {
-    const statement = this.db.prepare('SELECT 1 FROM list_values WHERE list_id = ? AND value = ?').pluck();
-    return (value) => {
-      this.beginRead();
-      return statement.get(listId, value) !== undefined;
-    };
+    let statement: Database.Statement | undefined;
+    let generation = -1;
+    return (value) =>
+      this.guard(() => {
+        if (generation !== this.generation) {
+          statement = this.db.prepare('SELECT 1 FROM list_values WHERE list_id = ? AND value = ?').pluck();
+          generation = this.generation;
+        }
+        this.beginRead();
+        return statement!.get(listId, value) !== undefined;
+      });
   }
 
   /** Replaces what the record holds of a list with the digests of the values just uploaded. */
   rememberList(listId: number, type: string, values: Iterable<Buffer>, at: number): void {
+    // Not run again on a fresh record after a corrupt one: the values are read once (a generator).
+    this.guard(() => this.rememberListNow(listId, type, values, at), false);
+  }
+
+  private rememberListNow(listId: number, type: string, values: Iterable<Buffer>, at: number): void {
     this.endReads();
     this.db.transaction(() => {
       this.db.prepare('DELETE FROM list_values WHERE list_id = ?').run(listId);

@@ -6,6 +6,7 @@ import type { IO, Signal } from '../../io/io.js';
 import { noRecords } from '../../ingest/table/reader.js';
 import {
   AuthError,
+  environmentError,
   ExitCode,
   InputError,
   LeadctlError,
@@ -155,7 +156,9 @@ class BatchRun {
       this.io.cwd,
       this.sources,
       this.request.rejectsPath !== undefined,
-      { raw: this.io.csv?.raw },
+      // A rejects file that cannot be written (a full disk) stops the run: what was sent is counted,
+      // the rest is left for --resume, which writes the rejects again.
+      { raw: this.io.csv?.raw, onFailure: (error) => this.failWith(error) },
     );
   }
 
@@ -239,9 +242,10 @@ class BatchRun {
     const error =
       err instanceof LeadctlError
         ? err
-        : new LeadctlError('unexpected', ExitCode.UNEXPECTED, err instanceof Error ? err.message : String(err), {
+        : (environmentError(err) ??
+          new LeadctlError('unexpected', ExitCode.UNEXPECTED, err instanceof Error ? err.message : String(err), {
             cause: err,
-          });
+          }));
     this.stop = { kind: 'failed', error };
   }
 
@@ -263,8 +267,9 @@ class BatchRun {
   private async openDelta(mode: DeltaMode): Promise<CustomerDelta> {
     const target = this.target ?? (await this.env.target());
     const record =
-      DeltaRecord.open(stateDir(this.io.env), configDir(this.io.env), target, !this.request.validateOnly) ??
-      DeltaRecord.empty();
+      DeltaRecord.open(stateDir(this.io.env), configDir(this.io.env), target, !this.request.validateOnly, (line) =>
+        this.env.warn(line),
+      ) ?? DeltaRecord.empty();
     return new CustomerDelta(record, { mode, maxAgeDays: this.request.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS });
   }
 
@@ -343,6 +348,7 @@ class BatchRun {
       },
       request.resume && !fresh,
       this.started,
+      (line) => this.env.warn(line),
     );
     this.journal = opened.journal;
     if (fresh) return undefined;
@@ -631,7 +637,19 @@ class BatchRun {
     chunk.customers.forEach((c, i) => {
       if (c.digest) (refused || rejected.has(i) ? forget : remember).push(c.digest);
     });
-    this.delta.settle(remember, forget, this.io.now().getTime());
+    this.keep(() => this.delta!.settle(remember, forget, this.io.now().getTime()));
+  }
+
+  /**
+   * Book-keeping of an answer (journal, record) that fails (a full disk) stops the run, but the
+   * answer is still counted: the service has those customers whatever the disk says.
+   */
+  private keep(write: () => void): void {
+    try {
+      write();
+    } catch (err) {
+      this.failWith(err);
+    }
   }
 
   private pending(chunk: Chunk): void {
@@ -706,16 +724,18 @@ class BatchRun {
     try {
       const result = await this.post(chunk.customers);
       if (result.refused.length === 0) {
-        this.journal!.record(this.ackEntry(chunk, result.skipped, result.unconfirmed));
+        this.keep(() => this.journal!.record(this.ackEntry(chunk, result.skipped, result.unconfirmed)));
         this.settle(chunk, result, result.unconfirmed.length ? 'unconfirmed' : 'accepted');
       } else {
         // Not an acknowledgement: --resume sends a refused request again (upserts are safe to repeat).
-        this.journal!.refused({
-          chunk: chunk.index,
-          status: result.refusal?.status ?? null,
-          reason: result.refusal?.reason ?? '',
-          at: this.io.now().toISOString(),
-        });
+        this.keep(() =>
+          this.journal!.refused({
+            chunk: chunk.index,
+            status: result.refusal?.status ?? null,
+            reason: result.refusal?.reason ?? '',
+            at: this.io.now().toISOString(),
+          }),
+        );
         this.settle(chunk, result, 'refused');
       }
     } catch (err) {
@@ -818,8 +838,9 @@ class BatchRun {
   }
 
   private summarize(): PushOutcome {
-    const { request, tally, stop } = this;
+    // Closed first: a rejects file that cannot be completed is the run's failure too.
     this.rejects.close();
+    const { request, tally, stop } = this;
     this.noteChangedInputs();
     const { status, exitCode, error } = outcomeOf(stop, request.validateOnly, this.rejects.count > 0);
     const notes = [...this.notes];
@@ -828,6 +849,10 @@ class BatchRun {
         `the service refused ${this.splits} request(s) as too large (HTTP 413); each was split and sent in halves (lower --max-bytes to avoid this)`,
       );
     if (!this.inputFullyRead) notes.push('the rest of the export was not read: rerun with --resume to continue');
+    if (this.rejects.failure)
+      notes.push(
+        `the rejects file ${this.rejects.path} could not be written and was removed: its ${this.rejects.count} line(s) are counted here and written again by the rerun`,
+      );
     const elapsed = (performance.now() - this.startedMs) / 1000;
     const summary = accountFor({
       command: 'customers batch',

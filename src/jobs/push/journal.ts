@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import {
   closeSync,
+  constants,
   existsSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -15,13 +17,20 @@ import {
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { stateDirError } from '../../config/state-dir.js';
+import { writeFileSafely } from '../../io/safe-file.js';
 
 /**
  * The journal of a push: one file per (inputs' content, profile, base URL) in the state folder,
  * holding a header line and then one line per chunk the service acknowledged. Lines are appended
  * and flushed to disk as acknowledgements arrive, so a process killed at any moment leaves a
- * journal that is right up to its last complete line (a torn last line is ignored).
+ * journal that is right up to its last complete line (a torn last line is ignored, and so is a
+ * line that is not an entry of the right shape). A journal with no valid header for these inputs
+ * (overwritten, truncated to nothing useful, a link) is set aside as `NAME.corrupt-<time>` with a
+ * warning, and the run sends everything (always safe).
  */
+
+/** Appends, never through a link (the journal is always a regular file leadctl made). */
+const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW;
 
 export interface JournalSettings {
   maxCustomers: number;
@@ -111,9 +120,10 @@ export class Journal {
     header: Omit<JournalHeader, 'type' | 'version' | 'created'>,
     resume: boolean,
     now: Date,
+    warn: (line: string) => void = () => {},
   ): { journal: Journal; resumed: boolean } {
     try {
-      return Journal.openIn(dir, header, resume, now);
+      return Journal.openIn(dir, header, resume, now, warn);
     } catch (err) {
       throw stateDirError(err, dir);
     }
@@ -124,14 +134,25 @@ export class Journal {
     header: Omit<JournalHeader, 'type' | 'version' | 'created'>,
     resume: boolean,
     now: Date,
+    warn: (line: string) => void,
   ): { journal: Journal; resumed: boolean } {
     const folder = join(dir, 'journals');
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     pruneStale(folder);
     const path = join(folder, `${header.key}.ndjson`);
     if (resume && existsSync(path)) {
-      const journal = Journal.read(path);
-      if (journal) {
+      const journal = lstatSync(path).isFile() ? Journal.read(path) : undefined;
+      if (!journal || journal.header.key !== header.key) {
+        const aside = `${path}.corrupt-${now
+          .toISOString()
+          .replace(/[-:]/g, '')
+          .replace(/\.\d+Z$/, 'Z')}`;
+        renameSync(path, aside);
+        warn(
+          `Warning: the journal ${path} is corrupt or was edited (no valid header for these inputs); it was set aside as ${aside}`,
+        );
+      }
+      if (journal && journal.header.key === header.key) {
         const a = journal.header.settings;
         const b = header.settings;
         if (a.maxCustomers !== b.maxCustomers || a.maxBytes !== b.maxBytes) {
@@ -150,7 +171,7 @@ export class Journal {
             `the interrupted push ran ${say(a.delta)}; resume it the same way (this run asked ${say(b.delta)})`,
           );
         }
-        journal.fd = openSync(path, 'a', 0o600);
+        journal.fd = openSync(path, APPEND);
         // A line torn by a crash must not swallow the first acknowledgement appended after it.
         if (journal.tornTail) writeSync(journal.fd, '\n');
         return { journal, resumed: true };
@@ -166,13 +187,9 @@ export class Journal {
   ): { journal: Journal; resumed: boolean } {
     const full: JournalHeader = { type: 'header', version: 1, created: now.toISOString(), ...header };
     const journal = new Journal(path, full);
-    const temporary = `${path}.${process.pid}.tmp`;
-    const fd = openSync(temporary, 'w', 0o600);
-    writeSync(fd, JSON.stringify(full) + '\n');
-    fsyncSync(fd);
-    closeSync(fd);
-    renameSync(temporary, path);
-    journal.fd = openSync(path, 'a', 0o600);
+    // Whole or not at all (flushed, then renamed over any older journal), never through a link.
+    writeFileSafely(path, JSON.stringify(full) + '\n', { what: 'the journal' });
+    journal.fd = openSync(path, APPEND);
     return { journal, resumed: false };
   }
 
@@ -188,6 +205,8 @@ export class Journal {
       } catch {
         continue; // a line torn by a crash: that chunk is simply sent again
       }
+      // An edited line that parses but is no entry (null, a number, fields missing) counts as torn.
+      if (!isEntry(entry)) continue;
       if (entry.type === 'header') journal = new Journal(path, entry);
       else if (journal && entry.type === 'ack') journal.acks.set(entry.chunk, entry);
       else if (journal && entry.type === 'complete') journal.completeAt = entry.at;
@@ -235,6 +254,41 @@ export class Journal {
   }
 }
 
+function isEntry(entry: unknown): entry is JournalHeader | JournalAck | JournalDone {
+  if (typeof entry !== 'object' || entry === null) return false;
+  const e = entry as Record<string, unknown>;
+  if (e.type === 'header') {
+    const settings = e.settings as Record<string, unknown> | null | undefined;
+    return (
+      typeof e.key === 'string' &&
+      typeof e.created === 'string' &&
+      typeof settings === 'object' &&
+      settings !== null &&
+      typeof settings.maxCustomers === 'number' &&
+      typeof settings.maxBytes === 'number'
+    );
+  }
+  if (e.type === 'ack')
+    return (
+      Number.isInteger(e.chunk) &&
+      (e.chunk as number) >= 0 &&
+      typeof e.first === 'string' &&
+      typeof e.last === 'string' &&
+      typeof e.customers === 'number' &&
+      Array.isArray(e.skipped) &&
+      e.skipped.every(
+        (x: unknown) =>
+          typeof x === 'object' &&
+          x !== null &&
+          typeof (x as SkippedEntry).path === 'string' &&
+          Array.isArray((x as SkippedEntry).errors),
+      ) &&
+      (e.unconfirmed === undefined || (Array.isArray(e.unconfirmed) && e.unconfirmed.every(Number.isInteger)))
+    );
+  if (e.type === 'complete') return typeof e.at === 'string';
+  return e.type === 'refused';
+}
+
 /** Journals untouched this long are of exports nobody will resume; they would only pile up. */
 export const JOURNAL_KEEP_DAYS = 30;
 
@@ -242,7 +296,8 @@ function pruneStale(folder: string): void {
   // Against the file system's clock, which stamps the files, not the run's (tests fix that one).
   const limit = Date.now() - JOURNAL_KEEP_DAYS * 24 * 3600 * 1000;
   for (const name of readdirSync(folder)) {
-    if (!name.endsWith('.ndjson') && !name.endsWith('.tmp')) continue;
+    const ours = ['.ndjson', '.tmp', '.partial'].some((end) => name.endsWith(end)) || name.includes('.corrupt-');
+    if (!ours) continue;
     const path = join(folder, name);
     try {
       if (statSync(path).mtimeMs < limit) rmSync(path, { force: true });

@@ -1,3 +1,4 @@
+import { environmentError, ExitCode, LeadctlError } from '../../errors.js';
 import { CsvFile, type CsvWriteOptions } from '../../ingest/table/writer.js';
 import type { Reject } from './validate.js';
 
@@ -54,20 +55,28 @@ export class RejectsWriter {
   private pending: string[][] = [];
   private readonly kinds = new Map<string, RejectReason>();
   private other = 0;
+  private added = 0;
+  private error: LeadctlError | undefined;
+  private readonly onFailure: ((error: LeadctlError) => void) | undefined;
 
   /**
    * `explicit`: the user named the file, so it is created now (with just the header if nothing is
    * rejected), which lets a cron script rely on it. Otherwise it appears only when needed. Either
    * way the path is checked now, before any work.
+   *
+   * Writing never throws once the run is under way (a reject may come from an answer of the
+   * service, which must still be counted): a file that cannot be written (a full disk) is removed,
+   * the rejects are still counted and grouped, and `onFailure` hears it once, to stop the run.
    */
   constructor(
     path: string,
     cwd: string,
     private readonly sources: readonly string[],
     readonly explicit: boolean,
-    options: CsvWriteOptions = {},
+    options: CsvWriteOptions & { onFailure?: (error: LeadctlError) => void } = {},
   ) {
     this.file = new CsvFile(path, cwd, REJECT_COLUMNS, { ...options, what: 'the rejects file' });
+    this.onFailure = options.onFailure;
     if (explicit) this.file.open();
   }
 
@@ -75,16 +84,23 @@ export class RejectsWriter {
     return this.file.path;
   }
 
+  /** Reject lines of the run (written, or not written when the file failed). */
   get count(): number {
-    return this.file.count + this.pending.length;
+    return this.added;
   }
 
-  /** True once the file exists on disk (as NAME.partial until closed). */
+  /** True once the file exists on disk (under a temporary name until closed); false after it failed. */
   get created(): boolean {
-    return this.file.opened || this.file.count > 0;
+    return this.error === undefined && (this.file.opened || this.file.count > 0);
+  }
+
+  /** Why the file could not be written, if it could not. */
+  get failure(): LeadctlError | undefined {
+    return this.error;
   }
 
   add(reject: Reject): void {
+    this.added++;
     const source = this.sources[reject.src] ?? '';
     let reason = reject.reason;
     if (reject.supersededBy) {
@@ -133,13 +149,31 @@ export class RejectsWriter {
   }
 
   flush(): void {
-    this.file.writeRows(this.pending);
+    const rows = this.pending;
     this.pending = [];
+    if (this.error) return;
+    this.guard(() => this.file.writeRows(rows));
   }
 
   close(): void {
     this.flush();
-    this.file.close();
+    if (!this.error) this.guard(() => this.file.close());
+  }
+
+  private guard(write: () => void): void {
+    try {
+      write();
+    } catch (err) {
+      this.file.abort();
+      this.error =
+        err instanceof LeadctlError
+          ? err
+          : (environmentError(err, this.file.path, 'the rejects file') ??
+            new LeadctlError('unexpected', ExitCode.UNEXPECTED, `the rejects file ${this.file.path}: ${String(err)}`, {
+              cause: err,
+            }));
+      this.onFailure?.(this.error);
+    }
   }
 }
 

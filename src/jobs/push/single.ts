@@ -59,17 +59,23 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
   const tally = new Tally();
   const level = PLURAL[kind];
   let client: ApiClient | undefined;
+  let stop: StopReason | undefined;
   const staging = new Staging(io.env.LEADCTL_TMPDIR || undefined);
   const rejects = new RejectsWriter(
     request.rejectsPath ?? defaultRejectsName(started),
     io.cwd,
     staging.sources,
     request.rejectsPath !== undefined,
-    { raw: io.csv?.raw },
+    {
+      raw: io.csv?.raw,
+      // A rejects file that cannot be written (a full disk) stops the run; what was sent is counted.
+      onFailure: (error) => {
+        if (stop?.kind !== 'failed') stop = { kind: 'failed', error };
+      },
+    },
   );
   const abort = new AbortController();
   let release: (() => void) | undefined;
-  let stop: StopReason | undefined;
   const inFlight = new Set<Promise<void>>();
   try {
     // Taken before reading, so that a signal at any point still ends with the summary (all not sent).
@@ -297,6 +303,13 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
       journal: null,
       exit_code: exitCode,
       ...(error ? { error } : {}),
+      ...(rejects.failure
+        ? {
+            notes: [
+              `the rejects file ${rejects.path} could not be written and was removed: its ${rejects.count} line(s) are counted here`,
+            ],
+          }
+        : {}),
     });
     return { summary, exitCode: summary.exit_code };
   } finally {

@@ -41,4 +41,15 @@ describe('the hint after a push that did not finish', () => {
     ).toBe('rerun without --resume');
     expect(nextStepHint({ status: 'completed_with_rejects', journal: '/j' })).toBeUndefined();
   });
+
+  it('a full or read-only disk: the fix, then --resume only when something was sent', () => {
+    const error = { code: 'environment', message: 'the rejects file /x: no space (ENOSPC)', hint: 'free space' };
+    const requests = (sent: number, before = 0) => ({ total: 3, sent, acknowledged_before: before, not_sent: 1 });
+    expect(nextStepHint({ status: 'failed', journal: '/j', error, requests: requests(2) })).toBe(
+      'free space; then rerun the same command with --resume to send only what was not acknowledged',
+    );
+    expect(nextStepHint({ status: 'failed', journal: '/j', error, requests: requests(0, 1) })).toMatch(/--resume/);
+    expect(nextStepHint({ status: 'failed', journal: '/j', error, requests: requests(0) })).toBe('free space');
+    expect(nextStepHint({ status: 'failed', journal: null, error, requests: requests(2) })).toBe('free space');
+  });
 });
