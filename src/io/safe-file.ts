@@ -62,9 +62,7 @@ export function temporaryName(path: string): string {
 /** Matches the temporary names `temporaryName` makes for `path` (for tests and clean-up). */
 export function isTemporaryOf(path: string, name: string): boolean {
   const prefix = `${basename(path).slice(0, NAME_KEEP)}.`;
-  return (
-    name.startsWith(prefix) && /^[0-9a-f]{12}\.partial$/.test(name.slice(prefix.length)) && name.endsWith(TEMP_SUFFIX)
-  );
+  return name.startsWith(prefix) && /^[0-9a-f]{12}\.partial$/.test(name.slice(prefix.length));
 }
 
 /** The flags of the exclusive, never-following creation of a temporary file. */
