@@ -125,7 +125,12 @@ describe('interruptions and --resume', () => {
     const env = { LEADCTL_STATE_DIR: join(work, 'state-r') };
     const down = fakeClient({
       answer: (n) =>
-        n >= 2 ? new ServiceError('service unavailable after 6 attempts', 503, { details: { attempts: 6 }, http: { attempts: 6 } }) : 'ok',
+        n >= 2
+          ? new ServiceError('service unavailable after 6 attempts', 503, {
+              details: { attempts: 6 },
+              http: { attempts: 6 },
+            })
+          : 'ok',
     });
     const first = await runBatchPush(
       request({
