@@ -50,6 +50,12 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'lists get': ['leadctl lists get 12', 'leadctl lists get 12 -o json'],
   'lists ls': ['leadctl lists ls', 'leadctl lists ls --all -o csv > lists.csv'],
   customers: ['leadctl customers batch export.csv --mapping mapping.json', 'leadctl customers push lead-loan.json'],
+  doctor: [
+    'leadctl doctor',
+    'leadctl --profile nightly doctor -o json     (an array of checks: name, status, value, hint)',
+    'leadctl doctor --offline     (this machine only: nothing is sent)',
+    'leadctl doctor --cron-path /usr/local/bin:/usr/bin:/bin     (the PATH your crontab sets)',
+  ],
   state: ['leadctl state show', 'leadctl --profile nightly state forget --yes'],
   'state show': ['leadctl state show', 'leadctl --profile nightly state show -o json'],
   'state forget': [

@@ -2,6 +2,7 @@ import { register as auth } from './auth.js';
 import type { Register } from './command.js';
 import { register as completion } from './completion.js';
 import { register as demo } from './demo.js';
+import { register as doctor } from './doctor.js';
 import { register as customers } from './customers.js';
 import { register as dryRun } from './dry-run.js';
 import { register as leads } from './leads.js';
@@ -31,6 +32,7 @@ export const commandGroups: Register[] = [
   dryRun,
   legacy,
   state,
+  doctor,
   sandbox,
   demo,
   completion,

@@ -52,7 +52,7 @@ function emptyConfig(): ConfigData {
 }
 
 /** Accepts whatever is in the file and keeps only what we understand, so a hand edit cannot crash a run. */
-function normalize(raw: unknown): ConfigData {
+export function normalize(raw: unknown): ConfigData {
   const data = emptyConfig();
   if (!raw || typeof raw !== 'object') return data;
   const obj = raw as Record<string, unknown>;

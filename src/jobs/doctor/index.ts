@@ -1,0 +1,175 @@
+/**
+ * `leadctl doctor`: the questions asked first when a nightly job fails, each answered by one
+ * check with what it measured and, when it fails, what to do. It only looks: no file is created
+ * or changed (not even the config folder), no token is cached, nothing is remembered, and with
+ * `offline` nothing leaves the machine.
+ */
+import { tmpdir } from 'node:os';
+import { createApiClient, proxyFromEnv } from '../../api/client.js';
+import { formatApiEvent } from '../../api/events.js';
+import type { CachedToken } from '../../api/token.js';
+import { redact } from '../../output/mask.js';
+import { stateDir } from '../push/state-dir.js';
+import { type CheckName, type CheckResult, skip } from './check.js';
+import { checkCredentials } from './credentials.js';
+import { checkFolder, FREE_SPACE } from './folders.js';
+import { checkClock, checkDns, checkProxy, checkTls, dispatcherFor, routeFor } from './network.js';
+import { checkDeltaRecords, checkJournals } from './records.js';
+import { CRON_PATH, checkCronPath, checkRuntime } from './runtime.js';
+import { checkListsPath, checkToken } from './service.js';
+
+export { type CheckResult, type CheckStatus, CHECK_NAMES, doctorExitCode } from './check.js';
+
+export interface DoctorOptions {
+  env: Record<string, string | undefined>;
+  now: () => Date;
+  configDir: string;
+  /** --profile, --base-url and --lists-path as given. */
+  profile?: string;
+  baseUrl?: string;
+  listsPath?: string;
+  /** Bound on each network step (connect, handshake, answer). */
+  timeoutMs: number;
+  /** Local checks only: no DNS, no connection, no request. */
+  offline: boolean;
+  /** The PATH a cron job gets (default /usr/bin:/bin). */
+  cronPath?: string;
+  userAgent: string;
+  /** --verbose lines (redacted). */
+  debug?: (line: string) => void;
+}
+
+/** Who and where the run is about, known before the checks run (for the heading). */
+export interface DoctorRun {
+  profile: string;
+  baseUrl: string | null;
+  production: boolean;
+  checks: AsyncGenerator<CheckResult>;
+}
+
+function source(env: Record<string, string | undefined>, names: string[]): string {
+  return names.find((n) => env[n]?.startsWith('/') || (n.startsWith('LEADCTL_') && env[n]?.trim())) ?? 'default';
+}
+
+export function runDoctor(options: DoctorOptions): DoctorRun {
+  const { env } = options;
+  const now = options.now;
+  const state = stateDir(env);
+  const credentials = checkCredentials(
+    options.configDir,
+    { profile: options.profile, baseUrl: options.baseUrl },
+    env,
+    now(),
+  );
+  const target = credentials.target;
+
+  async function* checks(): AsyncGenerator<CheckResult> {
+    yield checkRuntime();
+    yield checkFolder({
+      name: 'config-folder',
+      path: options.configDir,
+      source: source(env, ['LEADCTL_CONFIG_DIR', 'XDG_CONFIG_HOME']),
+      private: true,
+      secrets: true,
+      minFree: FREE_SPACE.config,
+    });
+    yield checkFolder({
+      name: 'state-folder',
+      path: state,
+      source: source(env, ['LEADCTL_STATE_DIR', 'XDG_STATE_HOME']),
+      private: true,
+      secrets: false,
+      minFree: FREE_SPACE.state,
+    });
+    // Where unsorted exports are staged (src/ingest/lms/staging.ts): a private folder is made inside.
+    yield checkFolder({
+      name: 'temp-folder',
+      path: env.LEADCTL_TMPDIR || tmpdir(),
+      source: env.LEADCTL_TMPDIR ? 'LEADCTL_TMPDIR' : 'default',
+      private: false,
+      secrets: false,
+      minFree: FREE_SPACE.temp,
+    });
+    const recordTarget = target.baseUrl
+      ? { profile: target.profile, baseUrl: target.baseUrl, clientId: target.clientId }
+      : undefined;
+    yield checkDeltaRecords(state, recordTarget, [...new Set([target.profile, ...target.profiles])], now());
+    yield checkJournals(state);
+    yield checkCronPath(options.cronPath ?? CRON_PATH, env.PATH);
+    yield* credentials.checks;
+
+    const network: CheckName[] = ['dns', 'tls', 'clock', 'token', 'lists-path'];
+    const skipRest = function* (from: CheckName, why: string) {
+      for (const name of network.slice(network.indexOf(from))) yield skip(name, why);
+    };
+    const baseUrl = target.baseUrl ? new URL(target.baseUrl) : undefined;
+    const proxy = await checkProxy(baseUrl, env, options.offline, options.timeoutMs);
+    yield proxy.check;
+    if (!baseUrl) return yield* skipRest('dns', 'not tried: no usable base URL (see base-url)');
+    if (options.offline) return yield* skipRest('dns', 'not tried (--offline)');
+    if (proxy.dead) return yield* skipRest('dns', 'not tried: the proxy does not answer (see proxy)');
+
+    const route = routeFor(baseUrl, env);
+    const dns = await checkDns(baseUrl, route, options.timeoutMs);
+    yield dns.check;
+    if (dns.failed) return yield* skipRest('tls', `not tried: ${baseUrl.hostname} does not resolve (see dns)`);
+
+    if (baseUrl.protocol === 'http:') yield skip('tls', 'plain http to a loopback address (a local sandbox): no TLS');
+    else {
+      const tls = await checkTls(baseUrl, route, env, now(), options.timeoutMs);
+      yield tls.check;
+      if (tls.failed) return yield* skipRest('clock', 'not tried: no trusted TLS connection (see tls)');
+    }
+
+    const secret = target.clientSecret;
+    const secrets: Array<string | undefined> = [secret, target.cachedToken?.accessToken];
+    const dispatcher = dispatcherFor(env, options.timeoutMs);
+    // Read only: the profile's token may be used for the lists probe, never replaced or saved.
+    const cached = target.cachedToken;
+    const client = createApiClient({
+      baseUrl: target.baseUrl!,
+      clientId: target.clientId,
+      clientSecret: secret,
+      tokenCache: cached
+        ? { load: (): CachedToken => cached, save: () => undefined, clear: () => undefined }
+        : undefined,
+      timeoutMs: options.timeoutMs,
+      retry: { maxAttempts: 1 },
+      proxy: proxyFromEnv(env),
+      userAgent: options.userAgent,
+      now: () => now().getTime(),
+      onEvent: (event) => options.debug?.(redact(formatApiEvent(event), secrets)),
+    });
+    try {
+      yield await checkClock(baseUrl, dispatcher, now, options.userAgent, options.timeoutMs);
+      if (target.noCredentials) return yield* skipRest('token', `not tried: ${target.noCredentials} (see credentials)`);
+      let haveToken = false;
+      if (secret) {
+        const token = await checkToken(client, secret, now);
+        if (token.token) secrets.push(token.token);
+        haveToken = token.check.status === 'ok';
+        yield token.check;
+      } else {
+        yield skip('token', 'not asked for: no secret; the cached token is used below (see credentials)');
+        haveToken = cached !== undefined;
+      }
+      if (!haveToken) return yield* skipRest('lists-path', 'not tried: no token (see token)');
+      yield await checkListsPath(client, {
+        override: options.listsPath,
+        stateDir: state,
+        profile: target.profile,
+        baseUrl: target.baseUrl!,
+        secrets,
+      });
+    } finally {
+      await Promise.allSettled([client.close(), dispatcher.close()]);
+    }
+  }
+
+  return {
+    profile: target.profile,
+    baseUrl: target.baseUrl ?? null,
+    production: target.production,
+    checks: checks(),
+  };
+}

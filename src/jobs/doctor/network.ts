@@ -1,0 +1,516 @@
+import { X509Certificate } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { accessSync, constants } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { connect as netConnect, isIP, type Socket } from 'node:net';
+import * as tls from 'node:tls';
+import { Agent, type Dispatcher, EnvHttpProxyAgent, request } from 'undici';
+import { proxyFromEnv } from '../../api/client.js';
+import { isLoopbackHost } from '../../config/base-url.js';
+import { ExitCode } from '../../errors.js';
+import { type CheckResult, duration, errorCode, fail, ok, skip, warn } from './check.js';
+
+/** Loopback is always reached directly: the client adds these to NO_PROXY (src/api/client.ts). */
+const LOOPBACK_HOSTS = 'localhost,127.0.0.1,::1,[::1]';
+
+/** How the client reaches the base URL: through which proxy (named by its variable), or directly and why. */
+export interface Route {
+  /** The proxy's URL as configured (may hold a user and password: never shown whole). */
+  proxy?: URL;
+  /** The variable it came from, e.g. HTTPS_PROXY. */
+  variable?: string;
+  /** Why the connection is direct. */
+  direct?: string;
+  /** A proxy variable that is set, whether or not it applies here (for the value). */
+  configured?: { url: string; variable: string };
+  /** A proxy variable that is not a URL. */
+  invalid?: { variable: string };
+}
+
+/** The first set variable of these, as `proxyFromEnv` reads them (lower case first, as curl does). */
+function firstSet(
+  env: Record<string, string | undefined>,
+  names: string[],
+): { name: string; value: string } | undefined {
+  for (const name of names) {
+    const value = env[name];
+    if (value) return { name, value };
+  }
+  return undefined;
+}
+
+/** A proxy's address for people: scheme, host and port; a user name and password are said, never shown. */
+export function showProxy(url: URL): string {
+  return `${url.protocol}//${url.host}${url.username || url.password ? ' (with credentials, not shown)' : ''}`;
+}
+
+/**
+ * The route undici's EnvHttpProxyAgent takes for this URL with the settings the client gives it
+ * (its NO_PROXY matching, including that an https URL falls back to HTTP_PROXY), so that doctor
+ * says what a command would do.
+ */
+export function routeFor(baseUrl: URL, env: Record<string, string | undefined>): Route {
+  const settings = proxyFromEnv(env);
+  const https = firstSet(env, ['https_proxy', 'HTTPS_PROXY']);
+  const http = firstSet(env, ['http_proxy', 'HTTP_PROXY']);
+  const chosen = baseUrl.protocol === 'https:' ? (https ?? http) : http;
+  const configured = https ?? http;
+  const route: Route = configured ? { configured: { url: configured.value, variable: configured.name } } : {};
+  if (!settings.httpProxy && !settings.httpsProxy) return { ...route, direct: 'no proxy variable is set' };
+
+  const noProxyVar = firstSet(env, ['no_proxy', 'NO_PROXY']);
+  const entries = [
+    ...(settings.noProxy ?? '').split(/[,\s]/).map((e) => ({ e, from: noProxyVar?.name ?? 'NO_PROXY' })),
+    ...LOOPBACK_HOSTS.split(',').map((e) => ({ e, from: 'loopback' })),
+  ].filter((x) => x.e);
+  const hostname = baseUrl.host.replace(/:\d*$/, '').toLowerCase();
+  const port = Number.parseInt(baseUrl.port, 10) || (baseUrl.protocol === 'https:' ? 443 : 80);
+  for (const { e, from } of entries) {
+    const parsed = /^(.+):(\d+)$/.exec(e);
+    const host = (parsed ? parsed[1]! : e).replace(/^\*?\./, '').toLowerCase();
+    const entryPort = parsed ? Number.parseInt(parsed[2]!, 10) : 0;
+    if (entryPort && entryPort !== port) continue;
+    if (hostname === host || hostname.endsWith(`.${host}`)) {
+      return {
+        ...route,
+        direct:
+          from === 'loopback'
+            ? `${hostname} is a loopback address, always reached directly`
+            : `${hostname} is in ${from} (${e})`,
+      };
+    }
+  }
+  if (!chosen)
+    return {
+      ...route,
+      direct: `${baseUrl.protocol.replace(':', '')} is not proxied (only ${configured!.name} is set)`,
+    };
+  try {
+    return { ...route, proxy: new URL(chosen.value), variable: chosen.name };
+  } catch {
+    return { ...route, invalid: { variable: chosen.name } };
+  }
+}
+
+function proxyPort(url: URL): number {
+  return Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+}
+
+/** Does anything accept a connection at the proxy's address? */
+function reachable(url: URL, timeoutMs: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = netConnect({ host: url.hostname.replace(/^\[|\]$/g, ''), port: proxyPort(url) });
+    const done = (result: string | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(() => done('no answer in time'), timeoutMs);
+    socket.once('connect', () => done(undefined));
+    socket.once('error', (err) => done(errorCode(err)));
+  });
+}
+
+export interface ProxyVerdict {
+  check: CheckResult;
+  /** The proxy the base URL goes through does not answer: the later network checks cannot run. */
+  dead: boolean;
+}
+
+export async function checkProxy(
+  baseUrl: URL | undefined,
+  env: Record<string, string | undefined>,
+  offline: boolean,
+  timeoutMs: number,
+): Promise<ProxyVerdict> {
+  const anyUrl = baseUrl ?? new URL('https://service.invalid');
+  const route = routeFor(anyUrl, env);
+  if (route.invalid)
+    return {
+      check: fail(
+        'proxy',
+        `${route.invalid.variable} is not a URL`,
+        `give it as http://HOST:PORT (e.g. http://proxy:3128), or unset it`,
+        ExitCode.USAGE,
+      ),
+      dead: true,
+    };
+  if (!route.configured)
+    return { check: ok('proxy', 'none (HTTPS_PROXY and HTTP_PROXY not set): connects directly'), dead: false };
+
+  let configured: URL;
+  try {
+    configured = route.proxy ?? new URL(route.configured.url);
+  } catch {
+    return {
+      check: fail(
+        'proxy',
+        `${route.configured.variable} is not a URL`,
+        'give it as http://HOST:PORT, or unset it',
+        ExitCode.USAGE,
+      ),
+      dead: false,
+    };
+  }
+  const variable = route.variable ?? route.configured.variable;
+  const shown = `${showProxy(configured)} from ${variable}`;
+  const where = baseUrl ? `${baseUrl.host}` : 'the service';
+  if (offline)
+    return {
+      check: skip('proxy', `${shown}${route.direct ? `, not used: ${route.direct}` : ''}; not tried (--offline)`),
+      dead: false,
+    };
+  const down = await reachable(configured, timeoutMs);
+  if (route.proxy) {
+    if (!down) return { check: ok('proxy', `${shown}, used for ${where}: it answers`), dead: false };
+    return {
+      check: fail(
+        'proxy',
+        `${shown}, used for ${where}: it does not answer (${down})`,
+        `start or fix the proxy, correct ${variable}, or, if ${where} is reachable without it, add its host to NO_PROXY`,
+        ExitCode.SERVICE,
+      ),
+      dead: true,
+    };
+  }
+  const value = `${shown}, not used: ${route.direct}`;
+  if (!down) return { check: ok('proxy', value), dead: false };
+  return {
+    check: warn(
+      'proxy',
+      `${value}; it does not answer (${down})`,
+      `other base URLs would go through it and fail: fix the proxy, or unset ${variable}`,
+    ),
+    dead: false,
+  };
+}
+
+export interface DnsVerdict {
+  check: CheckResult;
+  failed: boolean;
+}
+
+/** Does the base URL's host resolve here, to which addresses (plain http: loopback ones only)? */
+export async function checkDns(baseUrl: URL, route: Route, timeoutMs: number): Promise<DnsVerdict> {
+  const host = baseUrl.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return { check: ok('dns', `${host} is an address: nothing to resolve`), failed: false };
+  if (route.proxy)
+    return {
+      check: skip('dns', `${host} is resolved by the proxy (${route.variable}), not on this machine`),
+      failed: false,
+    };
+  let addresses: string[];
+  try {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(Object.assign(new Error('no answer in time'), { code: 'ETIMEOUT' })), timeoutMs);
+    });
+    try {
+      addresses = (await Promise.race([lookup(host, { all: true }), timeout])).map((a) => a.address);
+    } finally {
+      clearTimeout(timer);
+    }
+  } catch (err) {
+    const code = errorCode(err);
+    return {
+      check: fail(
+        'dns',
+        `${host} does not resolve (${code})`,
+        code === 'ENOTFOUND'
+          ? `check the base URL's host name; if the service is only reachable through a proxy, set HTTPS_PROXY`
+          : 'the DNS server did not answer: check /etc/resolv.conf and the network, and try again',
+        ExitCode.SERVICE,
+      ),
+      failed: true,
+    };
+  }
+  const list = addresses.join(', ');
+  if (baseUrl.protocol === 'http:') {
+    const outside = addresses.filter((a) => !isLoopbackHost(a));
+    if (outside.length > 0)
+      return {
+        check: fail(
+          'dns',
+          `${host} → ${list}: plain http would leave this machine (${outside.join(', ')})`,
+          `use https://, or 127.0.0.1 for a local sandbox`,
+          ExitCode.USAGE,
+        ),
+        failed: true,
+      };
+  }
+  return { check: ok('dns', `${host} → ${list}`), failed: false };
+}
+
+/** A CONNECT tunnel through the proxy to host:port, as undici's ProxyAgent opens one. */
+function tunnel(proxy: URL, host: string, port: number, timeoutMs: number): Promise<Socket> {
+  const auth =
+    proxy.username || proxy.password
+      ? {
+          'proxy-authorization': `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}`,
+        }
+      : {};
+  const target = `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+  return new Promise((resolve, reject) => {
+    const req = (proxy.protocol === 'https:' ? httpsRequest : httpRequest)({
+      host: proxy.hostname.replace(/^\[|\]$/g, ''),
+      port: proxyPort(proxy),
+      method: 'CONNECT',
+      path: target,
+      headers: { host: target, ...auth },
+      agent: false,
+      timeout: timeoutMs,
+    });
+    req.once('connect', (res, socket) => {
+      if (res.statusCode === 200) resolve(socket);
+      else {
+        socket.destroy();
+        reject(
+          Object.assign(new Error(`the proxy refused the tunnel to ${target} (HTTP ${res.statusCode})`), {
+            code: `PROXY_${res.statusCode}`,
+          }),
+        );
+      }
+    });
+    req.once('timeout', () => req.destroy(Object.assign(new Error('no answer in time'), { code: 'ETIMEDOUT' })));
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+interface Handshake {
+  cert: tls.PeerCertificate | tls.DetailedPeerCertificate;
+  authorized: boolean;
+  error?: string;
+  protocol: string | null;
+}
+
+function handshake(host: string, port: number, socket: Socket | undefined, timeoutMs: number): Promise<Handshake> {
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({
+      host,
+      port,
+      socket,
+      // An address is no server name (RFC 6066); the identity check then uses `host`.
+      servername: isIP(host) ? undefined : host,
+      // The certificate is read whatever it is; whether it is trusted comes from `authorized`.
+      rejectUnauthorized: false,
+      timeout: timeoutMs,
+    });
+    s.once('secureConnect', () => {
+      const result = {
+        cert: s.getPeerCertificate(true),
+        authorized: s.authorized,
+        error: s.authorizationError ? String(s.authorizationError) : undefined,
+        protocol: s.getProtocol(),
+      };
+      s.destroy();
+      resolve(result);
+    });
+    s.once('timeout', () => s.destroy(Object.assign(new Error('no answer in time'), { code: 'ETIMEDOUT' })));
+    s.once('error', reject);
+  });
+}
+
+/** Would the system's own CA store (not Node's bundled one) trust this chain? Node 22.15+ can tell. */
+function systemTrusts(cert: tls.DetailedPeerCertificate): boolean {
+  const get = (tls as { getCACertificates?: (type: string) => string[] }).getCACertificates;
+  if (!get) return false;
+  let top = cert;
+  for (let i = 0; i < 10 && top.issuerCertificate && top.issuerCertificate !== top; i++) top = top.issuerCertificate;
+  try {
+    const leaf = new X509Certificate(top.raw);
+    return get('system').some((pem) => {
+      const ca = new X509Certificate(pem);
+      return leaf.checkIssued(ca) && leaf.verify(ca.publicKey);
+    });
+  } catch {
+    return false;
+  }
+}
+
+const TRUST_CODES = new Set([
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+]);
+
+/** Certificates this close to their end are a warning: someone has to renew them. */
+export const CERT_WARN_DAYS = 14;
+const DAY = 86_400_000;
+
+export interface TlsVerdict {
+  check: CheckResult;
+  failed: boolean;
+}
+
+/**
+ * Connects with node:tls to the base URL's host (through the proxy's tunnel when the client would
+ * use one), reads the certificate's dates and checks it as the client will: Node's CA store, with
+ * NODE_EXTRA_CA_CERTS, and the host name.
+ */
+export async function checkTls(
+  baseUrl: URL,
+  route: Route,
+  env: Record<string, string | undefined>,
+  now: Date,
+  timeoutMs: number,
+): Promise<TlsVerdict> {
+  const host = baseUrl.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(baseUrl.port) || 443;
+  const extra = env.NODE_EXTRA_CA_CERTS;
+  let extraNote = '';
+  if (extra) {
+    try {
+      accessSync(extra, constants.R_OK);
+      extraNote = `; trusting also NODE_EXTRA_CA_CERTS=${extra}`;
+    } catch (err) {
+      extraNote = `; NODE_EXTRA_CA_CERTS=${extra} cannot be read (${errorCode(err)}), so Node ignores it`;
+    }
+  }
+  let result: Handshake;
+  try {
+    const socket = route.proxy ? await tunnel(route.proxy, host, port, timeoutMs) : undefined;
+    result = await handshake(host, port, socket, timeoutMs);
+  } catch (err) {
+    const code = errorCode(err);
+    return {
+      check: fail(
+        'tls',
+        `no TLS connection to ${baseUrl.host}${route.proxy ? ` through ${showProxy(route.proxy)}` : ''} (${code === (err as Error).message ? code : `${code}: ${(err as Error).message}`})`,
+        code.startsWith('PROXY_407')
+          ? `the proxy wants credentials: put them in ${route.variable} (http://USER:PASSWORD@HOST:PORT)`
+          : `check that ${baseUrl.host} serves HTTPS on port ${port}, and the network or firewall between`,
+        ExitCode.SERVICE,
+      ),
+      failed: true,
+    };
+  }
+  const { cert } = result;
+  const notAfter = new Date(cert.valid_to);
+  const notBefore = new Date(cert.valid_from);
+  const issuer = cert.issuer?.O ?? cert.issuer?.CN ?? 'unknown issuer';
+  const daysLeft = Math.floor((notAfter.getTime() - now.getTime()) / DAY);
+  const until = notAfter.toISOString().slice(0, 10);
+  const about = `issued by ${issuer}${result.protocol ? `, ${result.protocol}` : ''}${extraNote}`;
+  if (now < notBefore)
+    return {
+      check: fail(
+        'tls',
+        `certificate of ${baseUrl.host} is not valid before ${notBefore.toISOString()} (${about})`,
+        'if that date has passed, the local clock is wrong (see the clock check); else the service installed it early',
+        ExitCode.SERVICE,
+      ),
+      failed: true,
+    };
+  if (now > notAfter)
+    return {
+      check: fail(
+        'tls',
+        `certificate of ${baseUrl.host} expired ${duration(now.getTime() - notAfter.getTime())} ago, on ${until} (${about})`,
+        `whoever runs ${baseUrl.host} must renew it${route.proxy ? ' (or the proxy, when it re-signs traffic with its own certificate)' : ''}; if the date is wrong here, set the local clock`,
+        ExitCode.SERVICE,
+      ),
+      failed: true,
+    };
+  if (!result.authorized) {
+    const code = result.error ?? 'not trusted';
+    let hint: string;
+    if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || /altname|does not match/i.test(code))
+      hint = `the certificate is for ${cert.subjectaltname ?? cert.subject?.CN ?? 'another name'}, not ${host}: check the base URL`;
+    else if (TRUST_CODES.has(code) && 'raw' in cert && systemTrusts(cert as tls.DetailedPeerCertificate))
+      hint =
+        "the system's CA store trusts it but Node's does not: run with NODE_OPTIONS=--use-system-ca, or give the CA with NODE_EXTRA_CA_CERTS=FILE";
+    else if (TRUST_CODES.has(code))
+      hint =
+        'if a proxy or a private CA signs this certificate, give its CA certificate (PEM) with NODE_EXTRA_CA_CERTS=FILE';
+    else hint = `the certificate is refused (${code}): check the base URL, or ask whoever runs ${baseUrl.host}`;
+    return {
+      check: fail('tls', `certificate of ${baseUrl.host} is not trusted: ${code} (${about})`, hint, ExitCode.SERVICE),
+      failed: true,
+    };
+  }
+  const value = `certificate valid ${daysLeft} more day${daysLeft === 1 ? '' : 's'}, until ${until} (${about})`;
+  if (extra && extraNote.includes('cannot be read'))
+    return { check: warn('tls', value, 'fix the path in NODE_EXTRA_CA_CERTS, or unset it'), failed: false };
+  if (daysLeft < CERT_WARN_DAYS)
+    return {
+      check: warn('tls', value, `renewal is due: tell whoever runs ${baseUrl.host} before it expires on ${until}`),
+      failed: false,
+    };
+  return { check: ok('tls', value), failed: false };
+}
+
+/** The client's dispatcher, as src/api/client.ts makes it: proxies from the environment, loopback direct. */
+export function dispatcherFor(env: Record<string, string | undefined>, timeoutMs: number): Dispatcher {
+  const proxy = proxyFromEnv(env);
+  const options = { connect: { timeout: timeoutMs } };
+  if (!proxy.httpProxy && !proxy.httpsProxy) return new Agent(options);
+  return new EnvHttpProxyAgent({
+    ...options,
+    httpProxy: proxy.httpProxy ?? '',
+    httpsProxy: proxy.httpsProxy ?? '',
+    noProxy: [proxy.noProxy, LOOPBACK_HOSTS].filter(Boolean).join(','),
+  });
+}
+
+/** Clocks this far apart are fine (the Date header has whole seconds), a warning, a failure. */
+export const CLOCK_OK_MS = 30_000;
+export const CLOCK_FAIL_MS = 5 * 60_000;
+
+/**
+ * The local clock against the `Date` header of the service's answer to an unauthenticated
+ * `GET /` (whatever its status), taken at the middle of the round trip.
+ */
+export async function checkClock(
+  baseUrl: URL,
+  dispatcher: Dispatcher,
+  now: () => Date,
+  userAgent: string,
+  timeoutMs: number,
+): Promise<CheckResult> {
+  const sent = now().getTime();
+  let date: string | undefined;
+  try {
+    const res = await request(new URL('/', baseUrl).href, {
+      method: 'GET',
+      dispatcher,
+      headers: { 'user-agent': userAgent, accept: 'application/json' },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    await res.body.dump();
+    const header = res.headers.date;
+    date = Array.isArray(header) ? header[0] : header;
+  } catch (err) {
+    return fail(
+      'clock',
+      `no answer from ${baseUrl.host} to compare clocks (${errorCode(err)})`,
+      'see the checks above: the service could not be reached',
+      ExitCode.SERVICE,
+    );
+  }
+  const received = now().getTime();
+  const service = date ? Date.parse(date) : Number.NaN;
+  if (Number.isNaN(service))
+    return warn(
+      'clock',
+      `the service's answer has ${date ? `an unreadable Date header ("${date.slice(0, 40)}")` : 'no Date header'}: not compared`,
+      null,
+    );
+  // The header has whole seconds, cut down: the service's time was half a second later on average.
+  const skew = (sent + received) / 2 - (service + 500);
+  const size = Math.abs(skew);
+  const words =
+    size < 1500
+      ? 'clock in step with the service (within 1 s)'
+      : `clock ${duration(size)} ${skew > 0 ? 'ahead of' : 'behind'} the service`;
+  const value = `${words} (Date: ${date})`;
+  const hint =
+    'set the clock from NTP (`timedatectl set-ntp true`, or chrony/ntpd): token lifetimes, certificate dates, journal times and date flags depend on it';
+  if (size <= CLOCK_OK_MS) return ok('clock', value);
+  if (size <= CLOCK_FAIL_MS) return warn('clock', value, hint);
+  return fail('clock', value, hint, ExitCode.USAGE);
+}
