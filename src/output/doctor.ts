@@ -56,7 +56,8 @@ export class DoctorText {
   ) {}
 
   private style(format: Parameters<typeof styleText>[0], text: string): string {
-    return this.color ? styleText(format, text) : text;
+    // Whether to colour is decided by the caller (--no-color, NO_COLOR, a terminal on stdout).
+    return this.color ? styleText(format, text, { validateStream: false }) : text;
   }
 
   heading(version: string, profile: string, baseUrl: string | null, production: boolean): string {

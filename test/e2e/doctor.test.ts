@@ -1,0 +1,201 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, runBinary } from '../helpers/binary.js';
+import {
+  type Certificate,
+  closedPort,
+  makeCertificate,
+  SERVICE_CLIENT_ID,
+  SERVICE_CLIENT_SECRET,
+  SERVICE_TOKEN,
+  startConnectProxy,
+  startTinyService,
+  type TinyService,
+} from '../helpers/doctor-servers.js';
+import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+
+/** `leadctl doctor` through the built binary, as an operator runs it at 3 a.m. */
+
+const work = mkdtempSync(join(tmpdir(), 'leadctl-doctor-e2e-'));
+const cronDir = join(work, 'cron-bin');
+let certs: { valid: Certificate; expired: Certificate };
+let n = 0;
+
+beforeAll(() => {
+  mkdirSync(cronDir);
+  symlinkSync(process.execPath, join(cronDir, 'node'));
+  symlinkSync(BIN, join(cronDir, 'leadctl'));
+  const dir = join(work, 'certs');
+  mkdirSync(dir);
+  certs = {
+    valid: makeCertificate(dir, 'service.doctor-test.invalid'),
+    expired: makeCertificate(dir, 'service.doctor-test.invalid', true),
+  };
+});
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** An environment of its own: fresh folders, no proxy and no extra CA unless the test gives them. */
+function env(extra: Record<string, string>): Record<string, string> {
+  const root = join(work, `case-${++n}`);
+  return {
+    LEADCTL_CONFIG_DIR: join(root, 'config'),
+    LEADCTL_STATE_DIR: join(root, 'state'),
+    HTTPS_PROXY: '',
+    https_proxy: '',
+    HTTP_PROXY: '',
+    http_proxy: '',
+    NO_PROXY: '',
+    no_proxy: '',
+    NODE_EXTRA_CA_CERTS: '',
+    LANG: 'C.UTF-8',
+    ...extra,
+  };
+}
+
+function credentials(baseUrl: string): Record<string, string> {
+  return {
+    LEADCTL_BASE_URL: baseUrl,
+    LEADCTL_CLIENT_ID: SERVICE_CLIENT_ID,
+    LEADCTL_CLIENT_SECRET: SERVICE_CLIENT_SECRET,
+  };
+}
+
+function checks(stdout: string): Record<string, { status: string; value: string; hint: string | null }> {
+  return Object.fromEntries((JSON.parse(stdout) as Array<{ name: string }>).map((c) => [c.name, c])) as never;
+}
+
+describe('leadctl doctor (built binary)', () => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandboxProcess();
+  });
+  afterAll(async () => {
+    await sandbox.stop();
+  });
+
+  it('passes against a healthy sandbox: exit 0, every check ✓ but TLS, skipped for plain http to loopback', async () => {
+    const e = env({
+      LEADCTL_BASE_URL: sandbox.baseUrl,
+      LEADCTL_CLIENT_ID: sandbox.clientId,
+      LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
+    });
+    const r = await runBinary(['doctor', '--cron-path', cronDir, '-o', 'table'], { env: e });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(`leadctl 0.1.0 doctor: profile "default", ${sandbox.baseUrl}`);
+    const marks = lines.slice(1, 16).map((l) => l.slice(0, 1));
+    expect(marks.join('')).toBe('✓✓✓✓✓✓✓✓✓✓✓–✓✓✓');
+    expect(lines[12]).toBe('– TLS            plain http to a loopback address (a local sandbox): no TLS');
+    expect(lines.at(-1)).toBe('15 checks: 14 ok, 0 warnings, 0 failed, 1 skipped; all checks pass');
+    expect(r.stdout).not.toContain(sandbox.clientSecret);
+    expect(existsSync(e.LEADCTL_CONFIG_DIR!)).toBe(false);
+    expect(existsSync(e.LEADCTL_STATE_DIR!)).toBe(false);
+  });
+
+  it('--offline sends nothing: the sandbox counts no request (and does count an online run)', async () => {
+    const total = async () => (await sandbox.stats()).requests.total as number;
+    const e = {
+      LEADCTL_BASE_URL: sandbox.baseUrl,
+      LEADCTL_CLIENT_ID: sandbox.clientId,
+      LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
+    };
+    // What looking at the counts costs by itself (the stats request may count itself).
+    const a = await total();
+    const look = (await total()) - a;
+    const offline = await runBinary(['doctor', '--offline', '--cron-path', cronDir, '-o', 'json'], { env: env(e) });
+    const b = await total();
+    expect(offline.code).toBe(0);
+    expect(b - a - look).toBe(look);
+    expect(Object.values(checks(offline.stdout)).filter((c) => c.status === 'skip')).toHaveLength(5);
+    const online = await runBinary(['doctor', '--cron-path', cronDir, '-o', 'json'], { env: env(e) });
+    expect(online.code).toBe(0);
+    expect((await total()) - b - look).toBe(4);
+  });
+});
+
+describe('leadctl doctor against hostile ground (built binary)', () => {
+  const servers: Array<{ close(): Promise<void> }> = [];
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+  });
+  async function service(options: Parameters<typeof startTinyService>[0]): Promise<TinyService> {
+    const s = await startTinyService(options);
+    servers.push(s);
+    return s;
+  }
+
+  it('through a proxy, with the CA given in NODE_EXTRA_CA_CERTS: every check passes', async () => {
+    const s = await service({ tls: certs.valid, host: 'service.doctor-test.invalid' });
+    const proxy = await startConnectProxy(s.port);
+    servers.push(proxy);
+    const r = await runBinary(['doctor', '--cron-path', cronDir, '-o', 'json'], {
+      env: env({ ...credentials(s.baseUrl), HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certs.valid.certFile }),
+    });
+    const c = checks(r.stdout);
+    expect(r.code, r.stdout).toBe(0);
+    expect(c.proxy).toMatchObject({ status: 'ok', value: expect.stringContaining('from HTTPS_PROXY, used for') });
+    expect(c.tls).toMatchObject({
+      status: 'ok',
+      value: expect.stringMatching(
+        new RegExp(
+          `^certificate valid 29 more days, until \\d{4}-\\d\\d-\\d\\d \\(issued by service\\.doctor-test\\.invalid, TLSv1\\.3; trusting also NODE_EXTRA_CA_CERTS=${certs.valid.certFile.replace(/[.]/g, '\\.')}\\)$`,
+        ),
+      ),
+    });
+    for (const name of ['clock', 'token', 'lists-path']) expect(c[name]!.status).toBe('ok');
+    // Every connection went through the proxy: the handshake of the TLS check, then the client's.
+    expect(proxy.tunnels.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(proxy.tunnels)).toEqual(new Set([`service.doctor-test.invalid:${s.port}`]));
+    expect(r.stdout).not.toContain(SERVICE_TOKEN);
+  });
+
+  it('an expired certificate, even a trusted one, fails TLS with its date and a hint (exit 5)', async () => {
+    const s = await service({ tls: certs.expired, host: 'service.doctor-test.invalid' });
+    const proxy = await startConnectProxy(s.port);
+    servers.push(proxy);
+    const r = await runBinary(['doctor', '--cron-path', cronDir, '-o', 'table'], {
+      env: env({ ...credentials(s.baseUrl), HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: certs.expired.certFile }),
+    });
+    expect(r.code).toBe(5);
+    const lines = r.stdout.split('\n');
+    const tls = lines.findIndex((l) => l.startsWith('✗ TLS'));
+    expect(lines[tls]).toMatch(
+      /^✗ TLS {12}certificate of service\.doctor-test\.invalid:\d+ expired \d+ days ago, on 2020-02-01 \(/,
+    );
+    expect(lines[tls + 1]).toMatch(/^ {17}hint: whoever runs service\.doctor-test\.invalid:\d+ must renew it/);
+    expect(r.stdout).toMatch(/; exit 5\n$/);
+    expect(s.requests).toEqual([]);
+  });
+
+  it('a skewed Date header fails the clock, readable without colour (exit 2)', async () => {
+    const s = await service({ dateOffsetMs: 3 * 3600_000 + 20 * 60_000 });
+    const r = await runBinary(['doctor', '--cron-path', cronDir], {
+      env: env({ ...credentials(s.baseUrl), NO_COLOR: '1' }),
+    });
+    expect(r.code).toBe(2);
+    const c = checks(r.stdout);
+    expect(c.clock).toMatchObject({
+      status: 'fail',
+      value: expect.stringMatching(/^clock 3 h 20 min behind the service \(Date: /),
+      hint: expect.stringContaining('timedatectl set-ntp true'),
+    });
+  });
+
+  it('a dead proxy fails with the variable named and a hint (exit 5)', async () => {
+    const port = await closedPort();
+    const r = await runBinary(['doctor', '--cron-path', cronDir, '-o', 'json'], {
+      env: env({ ...credentials('https://service.doctor-test.invalid'), https_proxy: `http://127.0.0.1:${port}` }),
+    });
+    expect(r.code).toBe(5);
+    expect(checks(r.stdout).proxy).toMatchObject({
+      status: 'fail',
+      value: `http://127.0.0.1:${port} from https_proxy, used for service.doctor-test.invalid: it does not answer (ECONNREFUSED)`,
+      hint: 'start or fix the proxy, correct https_proxy, or, if service.doctor-test.invalid is reachable without it, add its host to NO_PROXY',
+    });
+  });
+});
