@@ -376,6 +376,27 @@ describe('doctor on this machine (--offline)', () => {
     expect(f.stdout).not.toContain('profile-secret-value');
   });
 
+  it('a config file that is not JSON fails credentials (exit 2) without quoting it', async () => {
+    const dirs = folders();
+    mkdirSync(dirs.config, { mode: 0o700 });
+    writeFileSync(
+      join(dirs.config, 'config.json'),
+      '{"profiles":{"default":{"base_url":"http://127.0.0.1:1","client_secret":SUPERSECRETVALUE}}}',
+      { mode: 0o600 },
+    );
+    const r = await doctor(['-o', 'json', '--offline'], {
+      LEADCTL_CONFIG_DIR: dirs.config,
+      LEADCTL_STATE_DIR: dirs.state,
+    });
+    expect(r.code).toBe(2);
+    expect(r.byName.credentials).toMatchObject({
+      status: 'fail',
+      value: `${join(dirs.config, 'config.json')} cannot be read: not valid JSON`,
+    });
+    expect(r.byName['base-url']).toMatchObject({ status: 'fail', value: expect.stringContaining('not known') });
+    expect(r.stdout + r.stderr).not.toMatch(/SUPERSE/);
+  });
+
   it('a state folder that cannot be made fails (exit 2)', async () => {
     const dirs = folders();
     writeFileSync(join(dirs.root, 'a-file'), '');

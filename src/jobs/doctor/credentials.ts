@@ -30,7 +30,9 @@ export function readConfigFile(dir: string): { data: ConfigData; error?: string 
   try {
     return { data: normalize(JSON.parse(text)) };
   } catch (err) {
-    return { data: { profiles: {} }, error: `${path} cannot be read: ${(err as Error).message}` };
+    // V8's message quotes the text around the fault, which may be a secret: only where it is.
+    const where = /position \d+(?: \(line \d+ column \d+\))?/.exec((err as Error).message)?.[0];
+    return { data: { profiles: {} }, error: `${path} cannot be read: not valid JSON${where ? ` (at ${where})` : ''}` };
   }
 }
 
@@ -117,6 +119,12 @@ export function checkCredentials(
 
   if (error) {
     target.noCredentials = 'the config file cannot be read';
+    // The profile's base URL is in that file: the built-in default would be a guess.
+    if (resolved.baseUrl.source === 'default') {
+      target.baseUrl = undefined;
+      target.production = false;
+      baseCheck = fail('base-url', 'not known: the config file cannot be read (see credentials)', null, ExitCode.USAGE);
+    }
     return {
       checks: [
         fail(

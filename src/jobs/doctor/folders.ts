@@ -9,6 +9,8 @@ export interface FolderSpec {
   path: string;
   /** Where the path came from, for the value ("LEADCTL_STATE_DIR", "default"). */
   source: string;
+  /** The variable that moves it elsewhere, for the hints. */
+  variable: 'LEADCTL_CONFIG_DIR' | 'LEADCTL_STATE_DIR' | 'LEADCTL_TMPDIR';
   /** leadctl keeps it 0700 with its files 0600. */
   private: boolean;
   /** It holds secrets (client secret, tokens, record keys): a file others can read fails. */
@@ -104,9 +106,7 @@ export function checkFolder(spec: FolderSpec): CheckResult {
       return fail(
         name,
         `${path}${from} does not exist and cannot be made: ${parent?.path ?? '/'} is not writable (${denied})`,
-        spec.name === 'temp-folder'
-          ? 'set LEADCTL_TMPDIR to a writable folder'
-          : `create it for the user running leadctl (mkdir -m 700 -p ${path}), or set ${spec.name === 'config-folder' ? 'LEADCTL_CONFIG_DIR' : 'LEADCTL_STATE_DIR'} to a folder it can write`,
+        `create it for the user running leadctl (mkdir -m 700 -p ${path}), or set ${spec.variable} to a folder it can write`,
         ExitCode.USAGE,
       );
     }
@@ -134,18 +134,20 @@ export function checkFolder(spec: FolderSpec): CheckResult {
       loosened = true;
       hints.push(`chmod 700 ${path}`);
     } else notes.push(octal(stats.mode));
-    const loose = files(path).filter((f) => {
+    const loose = files(path).flatMap((f) => {
       try {
         const s = statSync(f);
-        return (s.mode & 0o077) !== 0;
+        return (s.mode & 0o077) !== 0
+          ? [{ path: f, mode: s.mode, readable: s.isFile() && (s.mode & 0o044) !== 0 }]
+          : [];
       } catch {
-        return false;
+        return [];
       }
     });
-    const readable = loose.filter((f) => (statSync(f).mode & 0o044) !== 0 && statSync(f).isFile());
+    const readable = loose.filter((f) => f.readable);
     if (loose.length === 0) notes.push('files private');
     else {
-      const shown = loose.slice(0, 3).map((f) => `${relative(path, f)} ${octal(statSync(f).mode)}`);
+      const shown = loose.slice(0, 3).map((f) => `${relative(path, f.path)} ${octal(f.mode)}`);
       const more = loose.length > 3 ? ` and ${loose.length - 3} more` : '';
       const line = `${shown.join(', ')}${more}: others can ${readable.length ? 'read' : 'reach'} ${loose.length === 1 ? 'it' : 'them'}`;
       if (spec.secrets && readable.length > 0)
@@ -170,7 +172,7 @@ export function checkFolder(spec: FolderSpec): CheckResult {
     return fail(
       name,
       `${path}${from} is not writable (${denied})`,
-      `make it writable by the user running leadctl, or set ${spec.name === 'config-folder' ? 'LEADCTL_CONFIG_DIR' : spec.name === 'state-folder' ? 'LEADCTL_STATE_DIR' : 'LEADCTL_TMPDIR'} to a folder it can write`,
+      `make it writable by the user running leadctl, or set ${spec.variable} to a folder it can write`,
       ExitCode.USAGE,
     );
   if (failure) return fail(name, failure.value, failure.hint, ExitCode.USAGE);
@@ -188,7 +190,7 @@ function spaceVerdict(
   room: { free: number; inodes: number | undefined } | undefined,
 ): CheckResult {
   if (!room) return ok(spec.name, value);
-  const hint = `free space on that file system (or move the folder: ${spec.name === 'config-folder' ? 'LEADCTL_CONFIG_DIR' : spec.name === 'state-folder' ? 'LEADCTL_STATE_DIR' : 'LEADCTL_TMPDIR'})`;
+  const hint = `free space on that file system (or move the folder: ${spec.variable})`;
   if (room.inodes === 0) return fail(spec.name, `${value}, but no free inodes`, hint, ExitCode.USAGE);
   if (room.free < spec.minFree.fail)
     return fail(spec.name, `${value}: under ${bytes(spec.minFree.fail)}`, hint, ExitCode.USAGE);

@@ -47,8 +47,10 @@ export interface DoctorRun {
   checks: AsyncGenerator<CheckResult>;
 }
 
-function source(env: Record<string, string | undefined>, names: string[]): string {
-  return names.find((n) => env[n]?.startsWith('/') || (n.startsWith('LEADCTL_') && env[n]?.trim())) ?? 'default';
+/** Where a folder's path comes from (as src/config/paths.ts and state-dir.ts choose it), for the value. */
+function whence(env: Record<string, string | undefined>, own: string, xdg: string): string {
+  if (env[own]?.trim()) return own;
+  return env[xdg]?.startsWith('/') ? xdg : 'default';
 }
 
 export function runDoctor(options: DoctorOptions): DoctorRun {
@@ -67,16 +69,18 @@ export function runDoctor(options: DoctorOptions): DoctorRun {
     yield checkRuntime();
     yield checkFolder({
       name: 'config-folder',
+      variable: 'LEADCTL_CONFIG_DIR',
       path: options.configDir,
-      source: source(env, ['LEADCTL_CONFIG_DIR', 'XDG_CONFIG_HOME']),
+      source: whence(env, 'LEADCTL_CONFIG_DIR', 'XDG_CONFIG_HOME'),
       private: true,
       secrets: true,
       minFree: FREE_SPACE.config,
     });
     yield checkFolder({
       name: 'state-folder',
+      variable: 'LEADCTL_STATE_DIR',
       path: state,
-      source: source(env, ['LEADCTL_STATE_DIR', 'XDG_STATE_HOME']),
+      source: whence(env, 'LEADCTL_STATE_DIR', 'XDG_STATE_HOME'),
       private: true,
       secrets: false,
       minFree: FREE_SPACE.state,
@@ -84,6 +88,7 @@ export function runDoctor(options: DoctorOptions): DoctorRun {
     // Where unsorted exports are staged (src/ingest/lms/staging.ts): a private folder is made inside.
     yield checkFolder({
       name: 'temp-folder',
+      variable: 'LEADCTL_TMPDIR',
       path: env.LEADCTL_TMPDIR || tmpdir(),
       source: env.LEADCTL_TMPDIR ? 'LEADCTL_TMPDIR' : 'default',
       private: false,

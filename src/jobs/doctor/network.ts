@@ -389,6 +389,16 @@ export async function checkTls(
     };
   }
   const { cert } = result;
+  if (!cert?.valid_to)
+    return {
+      check: fail(
+        'tls',
+        `${baseUrl.host} sent no certificate`,
+        `check that ${baseUrl.host} serves HTTPS`,
+        ExitCode.SERVICE,
+      ),
+      failed: true,
+    };
   const notAfter = new Date(cert.valid_to);
   const notBefore = new Date(cert.valid_from);
   const issuer = cert.issuer?.O ?? cert.issuer?.CN ?? 'unknown issuer';
