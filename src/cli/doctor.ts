@@ -10,7 +10,7 @@ const DEFAULT_STEP_TIMEOUT_MS = 5000;
 
 const doctor: Handler<DoctorOptions> = async (ctx, _args, opts) => {
   const [{ runDoctor, doctorExitCode }, { CHECK_COLUMNS, DoctorText, wantsUnicode }, { packageVersion }] =
-    await Promise.all([import('../jobs/doctor/index.js'), import('../output/doctor.js'), import('./main.js')]);
+    await Promise.all([import('../jobs/doctor/index.js'), import('../output/doctor.js'), import('../version.js')]);
   const version = packageVersion();
   const run = runDoctor({
     env: ctx.io.env,

@@ -1,10 +1,19 @@
 import { styleText } from 'node:util';
-import type { CheckName, CheckResult, CheckStatus } from '../jobs/doctor/check.js';
 import type { Column } from './render.js';
 
 /** `leadctl doctor` for people: one line a check, a mark that reads without colour, the hint below. */
 
-export const CHECK_LABELS: Record<CheckName, string> = {
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+
+/** One check's result as it is shown (src/jobs/doctor/check.ts makes them). */
+export interface CheckLine {
+  name: string;
+  status: CheckStatus;
+  value: string;
+  hint: string | null;
+}
+
+export const CHECK_LABELS: Record<string, string> = {
   runtime: 'runtime',
   'config-folder': 'config folder',
   'state-folder': 'state folder',
@@ -32,7 +41,7 @@ const MARKS: Record<CheckStatus, { unicode: string; ascii: string; color: Parame
 };
 
 /** The machine formats (-o json|ndjson|csv): one record a check. */
-export const CHECK_COLUMNS: Column<CheckResult>[] = [
+export const CHECK_COLUMNS: Column<CheckLine>[] = [
   { key: 'name' },
   { key: 'status' },
   { key: 'value' },
@@ -65,16 +74,16 @@ export class DoctorText {
     return this.style('bold', `leadctl ${version} doctor: profile "${profile}", ${where}`) + '\n';
   }
 
-  line(check: CheckResult): string {
+  line(check: CheckLine): string {
     const mark = MARKS[check.status];
     const symbol = this.style(mark.color, this.unicode ? mark.unicode : mark.ascii);
-    const label = CHECK_LABELS[check.name].padEnd(LABEL_WIDTH);
+    const label = (CHECK_LABELS[check.name] ?? check.name).padEnd(LABEL_WIDTH);
     const out = [`${symbol} ${label}  ${check.value}`];
     if (check.hint) out.push(`${' '.repeat((this.unicode ? 1 : 4) + 1 + LABEL_WIDTH + 2)}hint: ${check.hint}`);
     return out.join('\n') + '\n';
   }
 
-  summary(checks: readonly CheckResult[], exitCode: number): string {
+  summary(checks: readonly CheckLine[], exitCode: number): string {
     const count = (s: CheckStatus) => checks.filter((c) => c.status === s).length;
     const [passed, warnings, failed, skipped] = [count('ok'), count('warn'), count('fail'), count('skip')];
     const parts = [

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageVersion } from '../../src/version.js';
 import { BIN, runBinary } from '../helpers/binary.js';
 import {
   type Certificate,
@@ -87,7 +88,7 @@ describe('leadctl doctor (built binary)', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toBe(`leadctl 0.1.0 doctor: profile "default", ${sandbox.baseUrl}`);
+    expect(lines[0]).toBe(`leadctl ${packageVersion()} doctor: profile "default", ${sandbox.baseUrl}`);
     const marks = lines.slice(1, 16).map((l) => l.slice(0, 1));
     expect(marks.join('')).toBe('✓✓✓✓✓✓✓✓✓✓✓–✓✓✓');
     expect(lines[12]).toBe('– TLS            plain http to a loopback address (a local sandbox): no TLS');

@@ -1,7 +1,7 @@
 import { ExitCode } from '../../errors.js';
+import type { CheckLine, CheckStatus } from '../../output/doctor.js';
 
-/** What `leadctl doctor` found for one check. */
-export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+export type { CheckStatus };
 
 /** The checks, in the order they run and are shown: the local ones first, then the network. */
 export const CHECK_NAMES = [
@@ -23,9 +23,9 @@ export const CHECK_NAMES = [
 ] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
 
-export interface CheckResult {
+/** What `leadctl doctor` found for one check. */
+export interface CheckResult extends CheckLine {
   name: CheckName;
-  status: CheckStatus;
   /** What was measured, in words ("clock 3 s behind the service"); never a secret. */
   value: string;
   /** What to do about a warning or a failure. */
@@ -73,13 +73,15 @@ export function bytes(n: number): string {
   return unit === 0 ? `${n} bytes` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
-/** `3 s`, `4 min 10 s`, `5 h 2 min`, `3 days`: a duration for people. */
+/** `3 s`, `4 min 10 s`, `5 h 2 min` (to the nearest minute), `3 days`: a duration for people. */
 export function duration(ms: number): string {
   const s = Math.round(Math.abs(ms) / 1000);
   if (s < 60) return `${s} s`;
   if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
-  if (s < 86_400)
-    return `${Math.floor(s / 3600)} h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`;
+  if (s < 86_400) {
+    const minutes = Math.round(s / 60);
+    return `${Math.floor(minutes / 60)} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
+  }
   const days = Math.floor(s / 86_400);
   return `${days} day${days === 1 ? '' : 's'}`;
 }

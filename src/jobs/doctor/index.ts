@@ -9,7 +9,7 @@ import { createApiClient, proxyFromEnv } from '../../api/client.js';
 import { formatApiEvent } from '../../api/events.js';
 import type { CachedToken } from '../../api/token.js';
 import { redact } from '../../output/mask.js';
-import { stateDir } from '../push/state-dir.js';
+import { stateDir } from '../../config/state-dir.js';
 import { type CheckName, type CheckResult, skip } from './check.js';
 import { checkCredentials } from './credentials.js';
 import { checkFolder, FREE_SPACE } from './folders.js';

@@ -2,10 +2,10 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bytes, doctorExitCode, duration, fail, ok, skip, warn } from '../../../src/jobs/doctor/check.js';
+import { bytes, CHECK_NAMES, doctorExitCode, duration, fail, ok, skip, warn } from '../../../src/jobs/doctor/check.js';
 import { routeFor } from '../../../src/jobs/doctor/network.js';
 import { checkCronPath, findOnPath, LEADCTL_BIN, supportedNode } from '../../../src/jobs/doctor/runtime.js';
-import { DoctorText, wantsUnicode } from '../../../src/output/doctor.js';
+import { CHECK_LABELS, DoctorText, wantsUnicode } from '../../../src/output/doctor.js';
 
 const work = mkdtempSync(join(tmpdir(), 'leadctl-doctor-unit-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -24,6 +24,7 @@ describe('words', () => {
     expect(duration(-250_000)).toBe('4 min 10 s');
     expect(duration(5 * 3600_000 + 2 * 60_000)).toBe('5 h 2 min');
     expect(duration(3600_000)).toBe('1 h');
+    expect(duration(5 * 3600_000 - 900)).toBe('5 h');
     expect(duration(86_400_000 * 3.5)).toBe('3 days');
     expect(bytes(512)).toBe('512 bytes');
     expect(bytes(1536 * 1024 * 1024)).toBe('1.5 GB');
@@ -104,6 +105,10 @@ describe('the text for people', () => {
     expect(wantsUnicode({ LANG: 'C' })).toBe(false);
     expect(wantsUnicode({ LC_ALL: 'POSIX', LANG: 'en_US.UTF-8' })).toBe(false);
     expect(wantsUnicode({ LC_CTYPE: 'de_DE.ISO-8859-1' })).toBe(false);
+  });
+
+  it('every check has its label', () => {
+    expect(Object.keys(CHECK_LABELS)).toEqual([...CHECK_NAMES]);
   });
 
   it('one line a check, the hint indented under the value; colour only on the mark', () => {
