@@ -304,6 +304,21 @@ describe('doctor against a hostile service', () => {
     }
   });
 
+  it('--verbose logs each request on stderr, secrets and tokens redacted', async () => {
+    const s = await startTinyService();
+    try {
+      const r = await doctor(['-o', 'json', '-v'], serviceEnv(s, folders()));
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(/^\[http\] GET \/ → 404 in .* \(for its Date header\)$/m);
+      expect(r.stderr).toMatch(/^\[http\] POST \/oauth\/token → 200 in /m);
+      expect(r.stderr).toMatch(/^\[http\] GET \/api\/v1\/list-manager\/lists\?page=1 → 404 in /m);
+      expect(r.stdout + r.stderr).not.toContain(SERVICE_CLIENT_SECRET);
+      expect(r.stdout + r.stderr).not.toContain(SERVICE_TOKEN);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('refused credentials fail the token check (exit 3) without showing the secret', async () => {
     const s = await startTinyService();
     try {

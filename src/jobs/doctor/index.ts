@@ -146,7 +146,7 @@ export function runDoctor(options: DoctorOptions): DoctorRun {
       onEvent: (event) => options.debug?.(redact(formatApiEvent(event), secrets)),
     });
     try {
-      yield await checkClock(baseUrl, dispatcher, now, options.userAgent, options.timeoutMs);
+      yield await checkClock(baseUrl, dispatcher, now, options.userAgent, options.timeoutMs, options.debug);
       if (target.noCredentials) return yield* skipRest('token', `not tried: ${target.noCredentials} (see credentials)`);
       let haveToken = false;
       if (secret) {

@@ -1,5 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
+import { performance } from 'node:perf_hooks';
 import { accessSync, constants } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -7,6 +8,7 @@ import { connect as netConnect, isIP, type Socket } from 'node:net';
 import * as tls from 'node:tls';
 import { Agent, type Dispatcher, EnvHttpProxyAgent, request } from 'undici';
 import { proxyFromEnv } from '../../api/client.js';
+import { formatMs } from '../../api/retry.js';
 import { isLoopbackHost } from '../../config/base-url.js';
 import { ExitCode } from '../../errors.js';
 import { type CheckResult, duration, errorCode, fail, ok, skip, warn } from './check.js';
@@ -480,8 +482,10 @@ export async function checkClock(
   now: () => Date,
   userAgent: string,
   timeoutMs: number,
+  debug?: (line: string) => void,
 ): Promise<CheckResult> {
   const sent = now().getTime();
+  const started = performance.now();
   let date: string | undefined;
   try {
     const res = await request(new URL('/', baseUrl).href, {
@@ -492,9 +496,11 @@ export async function checkClock(
       bodyTimeout: timeoutMs,
     });
     await res.body.dump();
+    debug?.(`[http] GET / → ${res.statusCode} in ${formatMs(performance.now() - started)} (for its Date header)`);
     const header = res.headers.date;
     date = Array.isArray(header) ? header[0] : header;
   } catch (err) {
+    debug?.(`[http] GET / → ${errorCode(err)} after ${formatMs(performance.now() - started)}`);
     return fail(
       'clock',
       `no answer from ${baseUrl.host} to compare clocks (${errorCode(err)})`,
