@@ -24,6 +24,7 @@ const doctor: Handler<DoctorOptions> = async (ctx, _args, opts) => {
     cronPath: opts.cronPath,
     userAgent: `leadctl/${version} node/${process.versions.node}`,
     debug: (line) => ctx.log.debug(line),
+    redactor: ctx.redactor,
   });
   const checks = [];
   if (ctx.output.isHuman) {

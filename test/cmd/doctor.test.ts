@@ -181,7 +181,7 @@ describe('doctor changes nothing', () => {
       expect(proxy.connections()).toBe(1);
       expect(online.byName.proxy).toMatchObject({
         status: 'ok',
-        value: `${proxy.url} from HTTPS_PROXY, not used: 127.0.0.1 is a loopback address, always reached directly`,
+        value: `${proxy.url} from HTTPS_PROXY, not used: plain http is never proxied (it only goes to this machine)`,
       });
       expect(existsSync(dirs.config)).toBe(false);
       expect(existsSync(dirs.state)).toBe(false);

@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -198,5 +200,65 @@ describe('leadctl doctor against hostile ground (built binary)', () => {
       value: `http://127.0.0.1:${port} from https_proxy, used for service.doctor-test.invalid: it does not answer (ECONNREFUSED)`,
       hint: 'start or fix the proxy, correct https_proxy, or, if service.doctor-test.invalid is reachable without it, add its host to NO_PROXY',
     });
+  });
+});
+
+describe('leadctl doctor against a service that echoes what it is sent (built binary)', () => {
+  /** Every character URL, form, JSON and HTML encodings treat specially. */
+  const SECRET = `Dr+/= &"q'w\\e<r>%t€-2026`;
+  const TOKEN = 'Tk+/=ZG9jdG9yIGVjaG8gdG9rZW4';
+  let server: Server;
+  let baseUrl: string;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => (body += c));
+      req.on('end', () => {
+        const send = (status: number, doc: unknown) =>
+          res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
+        if (req.url === '/oauth/token') {
+          if (new URLSearchParams(body).get('client_secret') !== SECRET)
+            return send(401, { error: 'invalid_client', error_description: `bad secret in ${body}` });
+          return send(200, { token_type: 'Bearer', expires_in: 3600, access_token: TOKEN });
+        }
+        const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+        send(500, {
+          message: `Server Error: session ${token} (${encodeURIComponent(token)}, ${Buffer.from(token).toString('base64')})`,
+          trace: `headers=${JSON.stringify(req.headers)}`,
+        });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  function forms(value: string): string[] {
+    return [
+      value,
+      encodeURIComponent(value),
+      new URLSearchParams({ v: value }).toString().slice(2),
+      JSON.stringify(value).slice(1, -1),
+      Buffer.from(value).toString('base64'),
+    ];
+  }
+
+  it.each([
+    ['the lists path answered 500 with the token echoed', SECRET, 5],
+    ['the token endpoint echoing the form of a refused secret', `${SECRET}+"wrong"`, 3],
+  ])('%s: no secret or token on stdout or stderr (--verbose, table and JSON)', async (_name, secret, exit) => {
+    for (const args of [
+      ['-o', 'json'],
+      ['--verbose', '-o', 'table'],
+    ]) {
+      const r = await runBinary(['doctor', '--cron-path', cronDir, ...args], {
+        env: env({ LEADCTL_BASE_URL: baseUrl, LEADCTL_CLIENT_ID: 'echo-client', LEADCTL_CLIENT_SECRET: secret }),
+      });
+      expect(r.code).toBe(exit);
+      expect(r.stdout).toContain('[REDACTED]');
+      for (const value of [secret, TOKEN])
+        for (const form of forms(value)) expect(r.stdout + r.stderr, form).not.toContain(form);
+    }
   });
 });

@@ -6,10 +6,11 @@
  */
 import { tmpdir } from 'node:os';
 import { createApiClient, proxyFromEnv } from '../../api/client.js';
+import { parseProxy } from '../../api/dispatcher.js';
 import { formatApiEvent } from '../../api/events.js';
 import type { CachedToken } from '../../api/token.js';
-import { redact } from '../../output/mask.js';
 import { stateDir } from '../../config/state-dir.js';
+import type { Redactor } from '../../redact.js';
 import { type CheckName, type CheckResult, skip } from './check.js';
 import { checkCredentials } from './credentials.js';
 import { checkFolder, FREE_SPACE } from './folders.js';
@@ -35,8 +36,10 @@ export interface DoctorOptions {
   /** The PATH a cron job gets (default /usr/bin:/bin). */
   cronPath?: string;
   userAgent: string;
-  /** --verbose lines (redacted). */
+  /** --verbose lines (the logger redacts them). */
   debug?: (line: string) => void;
+  /** The run's redactor: doctor teaches it the secrets in play and passes every value through it. */
+  redactor: Redactor;
 }
 
 /** Who and where the run is about, known before the checks run (for the heading). */
@@ -65,7 +68,32 @@ export function runDoctor(options: DoctorOptions): DoctorRun {
   );
   const target = credentials.target;
 
+  // Whatever a check quotes (an answer, an error) never shows these, in any encoding.
+  const { redactor } = options;
+  redactor.add(target.clientSecret);
+  redactor.add(target.cachedToken?.accessToken);
+  const proxies = proxyFromEnv(env);
+  for (const [value, variable] of [
+    [proxies.httpsProxy, proxies.httpsProxyVariable],
+    [proxies.httpProxy, proxies.httpProxyVariable],
+  ]) {
+    try {
+      if (value) redactor.add(parseProxy(value, variable ?? 'HTTPS_PROXY').password);
+    } catch {
+      // Not a proxy URL: the proxy check says so, without quoting a password.
+    }
+  }
+
   async function* checks(): AsyncGenerator<CheckResult> {
+    for await (const check of unredacted())
+      yield {
+        ...check,
+        value: redactor.text(check.value),
+        hint: check.hint === null ? null : redactor.text(check.hint),
+      };
+  }
+
+  async function* unredacted(): AsyncGenerator<CheckResult> {
     yield checkRuntime();
     yield checkFolder({
       name: 'config-folder',
@@ -127,8 +155,7 @@ export function runDoctor(options: DoctorOptions): DoctorRun {
     }
 
     const secret = target.clientSecret;
-    const secrets: Array<string | undefined> = [secret, target.cachedToken?.accessToken];
-    const dispatcher = dispatcherFor(env, options.timeoutMs);
+    const dispatcher = dispatcherFor(baseUrl, env, options.timeoutMs);
     // Read only: the profile's token may be used for the lists probe, never replaced or saved.
     const cached = target.cachedToken;
     const client = createApiClient({
@@ -139,21 +166,23 @@ export function runDoctor(options: DoctorOptions): DoctorRun {
         ? { load: (): CachedToken => cached, save: () => undefined, clear: () => undefined }
         : undefined,
       timeoutMs: options.timeoutMs,
+      // One attempt each: doctor says what happens, it does not wait out an outage.
       retry: { maxAttempts: 1 },
-      proxy: proxyFromEnv(env),
+      retryConnectionFailures: false,
+      redactor,
+      proxy: proxies,
       userAgent: options.userAgent,
       now: () => now().getTime(),
-      onEvent: (event) => options.debug?.(redact(formatApiEvent(event), secrets)),
+      onEvent: (event) => options.debug?.(formatApiEvent(event)),
     });
     try {
       yield await checkClock(baseUrl, dispatcher, now, options.userAgent, options.timeoutMs, options.debug);
       if (target.noCredentials) return yield* skipRest('token', `not tried: ${target.noCredentials} (see credentials)`);
       let haveToken = false;
       if (secret) {
-        const token = await checkToken(client, secret, now);
-        if (token.token) secrets.push(token.token);
-        haveToken = token.check.status === 'ok';
-        yield token.check;
+        const token = await checkToken(client, now);
+        haveToken = token.status === 'ok';
+        yield token;
       } else {
         yield skip('token', 'not asked for: no secret; the cached token is used below (see credentials)');
         haveToken = cached !== undefined;
@@ -164,7 +193,6 @@ export function runDoctor(options: DoctorOptions): DoctorRun {
         stateDir: state,
         profile: target.profile,
         baseUrl: target.baseUrl!,
-        secrets,
       });
     } finally {
       await Promise.allSettled([client.close(), dispatcher.close()]);

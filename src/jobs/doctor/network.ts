@@ -6,103 +6,61 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import * as tls from 'node:tls';
-import { Agent, type Dispatcher, EnvHttpProxyAgent, request } from 'undici';
-import { proxyFromEnv } from '../../api/client.js';
+import { type Dispatcher, request } from 'undici';
+import { createDispatcher, parseProxy, type ProxyInUse, proxyFor, proxyFromEnv } from '../../api/dispatcher.js';
+import { isLoopbackHost } from '../../api/loopback.js';
 import { formatMs } from '../../api/retry.js';
-import { isLoopbackHost } from '../../config/base-url.js';
-import { ExitCode } from '../../errors.js';
+import { ExitCode, type UsageError } from '../../errors.js';
 import { type CheckResult, duration, errorCode, fail, ok, skip, warn } from './check.js';
 
-/** Loopback is always reached directly: the client adds these to NO_PROXY (src/api/client.ts). */
-const LOOPBACK_HOSTS = 'localhost,127.0.0.1,::1,[::1]';
-
-/** How the client reaches the base URL: through which proxy (named by its variable), or directly and why. */
+/** How the client reaches the base URL: through which proxy, or directly and why. */
 export interface Route {
-  /** The proxy's URL as configured (may hold a user and password: never shown whole). */
-  proxy?: URL;
-  /** The variable it came from, e.g. HTTPS_PROXY. */
-  variable?: string;
+  /** The proxy the client goes through for this base URL (src/api/dispatcher.ts decides). */
+  proxy?: ProxyInUse;
+  /** The proxy an https URL would take, whether or not it applies to this one (for the value). */
+  configured?: ProxyInUse;
   /** Why the connection is direct. */
   direct?: string;
-  /** A proxy variable that is set, whether or not it applies here (for the value). */
-  configured?: { url: string; variable: string };
-  /** A proxy variable that is not a URL. */
-  invalid?: { variable: string };
+  /** The proxy variable holds no usable proxy URL. */
+  invalid?: { message: string; hint: string | null };
 }
 
-/** The first set variable of these, as `proxyFromEnv` reads them (lower case first, as curl does). */
-function firstSet(
-  env: Record<string, string | undefined>,
-  names: string[],
-): { name: string; value: string } | undefined {
-  for (const name of names) {
-    const value = env[name];
-    if (value) return { name, value };
-  }
-  return undefined;
-}
-
-/** A proxy's address for people: scheme, host and port; a user name and password are said, never shown. */
-export function showProxy(url: URL): string {
-  return `${url.protocol}//${url.host}${url.username || url.password ? ' (with credentials, not shown)' : ''}`;
-}
-
-/**
- * The route undici's EnvHttpProxyAgent takes for this URL with the settings the client gives it
- * (its NO_PROXY matching, including that an https URL falls back to HTTP_PROXY), so that doctor
- * says what a command would do.
- */
+/** What the client does for this base URL (`proxyFor`, the one implementation), and why in words. */
 export function routeFor(baseUrl: URL, env: Record<string, string | undefined>): Route {
   const settings = proxyFromEnv(env);
-  const https = firstSet(env, ['https_proxy', 'HTTPS_PROXY']);
-  const http = firstSet(env, ['http_proxy', 'HTTP_PROXY']);
-  const chosen = baseUrl.protocol === 'https:' ? (https ?? http) : http;
-  const configured = https ?? http;
-  const route: Route = configured ? { configured: { url: configured.value, variable: configured.name } } : {};
-  if (!settings.httpProxy && !settings.httpsProxy) return { ...route, direct: 'no proxy variable is set' };
-
-  const noProxyVar = firstSet(env, ['no_proxy', 'NO_PROXY']);
-  const entries = [
-    ...(settings.noProxy ?? '').split(/[,\s]/).map((e) => ({ e, from: noProxyVar?.name ?? 'NO_PROXY' })),
-    ...LOOPBACK_HOSTS.split(',').map((e) => ({ e, from: 'loopback' })),
-  ].filter((x) => x.e);
-  const hostname = baseUrl.host.replace(/:\d*$/, '').toLowerCase();
-  const port = Number.parseInt(baseUrl.port, 10) || (baseUrl.protocol === 'https:' ? 443 : 80);
-  for (const { e, from } of entries) {
-    const parsed = /^(.+):(\d+)$/.exec(e);
-    const host = (parsed ? parsed[1]! : e).replace(/^\*?\./, '').toLowerCase();
-    const entryPort = parsed ? Number.parseInt(parsed[2]!, 10) : 0;
-    if (entryPort && entryPort !== port) continue;
-    if (hostname === host || hostname.endsWith(`.${host}`)) {
-      return {
-        ...route,
-        direct:
-          from === 'loopback'
-            ? `${hostname} is a loopback address, always reached directly`
-            : `${hostname} is in ${from} (${e})`,
-      };
-    }
-  }
-  if (!chosen)
-    return {
-      ...route,
-      direct: `${baseUrl.protocol.replace(':', '')} is not proxied (only ${configured!.name} is set)`,
-    };
+  const value = settings.httpsProxy ?? settings.httpProxy;
+  if (!value) return { direct: 'no proxy variable is set' };
+  const variable =
+    settings.httpsProxy !== undefined
+      ? (settings.httpsProxyVariable ?? 'HTTPS_PROXY')
+      : (settings.httpProxyVariable ?? 'HTTP_PROXY');
+  let configured: ProxyInUse;
   try {
-    return { ...route, proxy: new URL(chosen.value), variable: chosen.name };
-  } catch {
-    return { ...route, invalid: { variable: chosen.name } };
+    configured = parseProxy(value, variable);
+  } catch (err) {
+    return { invalid: { message: (err as Error).message, hint: (err as UsageError).hint ?? null } };
   }
+  const proxy = proxyFor(baseUrl, settings);
+  if (proxy) return { proxy, configured };
+  const host = baseUrl.hostname.replace(/^\[|\]$/g, '');
+  const direct =
+    baseUrl.protocol !== 'https:'
+      ? 'plain http is never proxied (it only goes to this machine)'
+      : isLoopbackHost(host)
+        ? `${host} is a loopback address, always reached directly`
+        : `${host} is exempted by NO_PROXY (${settings.noProxy})`;
+  return { configured, direct };
 }
 
-function proxyPort(url: URL): number {
-  return Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+/** A proxy for people: scheme, host and port; a user name and password are said, never shown. */
+export function showProxy(proxy: ProxyInUse): string {
+  return `${proxy.shown}${new URL(proxy.url).username || proxy.password ? ' (with credentials, not shown)' : ''}`;
 }
 
 /** Does anything accept a connection at the proxy's address? */
-function reachable(url: URL, timeoutMs: number): Promise<string | undefined> {
+function reachable(proxy: ProxyInUse, timeoutMs: number): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const socket = netConnect({ host: url.hostname.replace(/^\[|\]$/g, ''), port: proxyPort(url) });
+    const socket = netConnect({ host: proxy.host, port: proxy.port });
     const done = (result: string | undefined) => {
       clearTimeout(timer);
       socket.destroy();
@@ -126,36 +84,13 @@ export async function checkProxy(
   offline: boolean,
   timeoutMs: number,
 ): Promise<ProxyVerdict> {
-  const anyUrl = baseUrl ?? new URL('https://service.invalid');
-  const route = routeFor(anyUrl, env);
+  const route = routeFor(baseUrl ?? new URL('https://service.invalid'), env);
   if (route.invalid)
-    return {
-      check: fail(
-        'proxy',
-        `${route.invalid.variable} is not a URL`,
-        `give it as http://HOST:PORT (e.g. http://proxy:3128), or unset it`,
-        ExitCode.USAGE,
-      ),
-      dead: true,
-    };
-  if (!route.configured)
+    return { check: fail('proxy', route.invalid.message, route.invalid.hint, ExitCode.USAGE), dead: true };
+  const configured = route.proxy ?? route.configured;
+  if (!configured)
     return { check: ok('proxy', 'none (HTTPS_PROXY and HTTP_PROXY not set): connects directly'), dead: false };
-
-  let configured: URL;
-  try {
-    configured = route.proxy ?? new URL(route.configured.url);
-  } catch {
-    return {
-      check: fail(
-        'proxy',
-        `${route.configured.variable} is not a URL`,
-        'give it as http://HOST:PORT, or unset it',
-        ExitCode.USAGE,
-      ),
-      dead: false,
-    };
-  }
-  const variable = route.variable ?? route.configured.variable;
+  const variable = configured.variable;
   const shown = `${showProxy(configured)} from ${variable}`;
   const where = baseUrl ? `${baseUrl.host}` : 'the service';
   if (offline)
@@ -199,7 +134,7 @@ export async function checkDns(baseUrl: URL, route: Route, timeoutMs: number): P
   if (isIP(host)) return { check: ok('dns', `${host} is an address: nothing to resolve`), failed: false };
   if (route.proxy)
     return {
-      check: skip('dns', `${host} is resolved by the proxy (${route.variable}), not on this machine`),
+      check: skip('dns', `${host} is resolved by the proxy (${route.proxy.variable}), not on this machine`),
       failed: false,
     };
   let addresses: string[];
@@ -245,18 +180,19 @@ export async function checkDns(baseUrl: URL, route: Route, timeoutMs: number): P
 }
 
 /** A CONNECT tunnel through the proxy to host:port, as undici's ProxyAgent opens one. */
-function tunnel(proxy: URL, host: string, port: number, timeoutMs: number): Promise<Socket> {
+function tunnel(proxy: ProxyInUse, host: string, port: number, timeoutMs: number): Promise<Socket> {
+  const url = new URL(proxy.url);
   const auth =
-    proxy.username || proxy.password
+    url.username || url.password
       ? {
-          'proxy-authorization': `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}`,
+          'proxy-authorization': `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`,
         }
       : {};
   const target = `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
   return new Promise((resolve, reject) => {
-    const req = (proxy.protocol === 'https:' ? httpsRequest : httpRequest)({
-      host: proxy.hostname.replace(/^\[|\]$/g, ''),
-      port: proxyPort(proxy),
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)({
+      host: proxy.host,
+      port: proxy.port,
       method: 'CONNECT',
       path: target,
       headers: { host: target, ...auth },
@@ -372,6 +308,11 @@ export async function checkTls(
       extraNote = `; NODE_EXTRA_CA_CERTS=${extra} cannot be read (${errorCode(err)}), so Node ignores it`;
     }
   }
+  if (route.proxy && !/^https?:$/.test(new URL(route.proxy.url).protocol))
+    return {
+      check: skip('tls', `not checked through a SOCKS proxy (${showProxy(route.proxy)}); the requests below are`),
+      failed: false,
+    };
   let result: Handshake;
   try {
     const socket = route.proxy ? await tunnel(route.proxy, host, port, timeoutMs) : undefined;
@@ -383,7 +324,7 @@ export async function checkTls(
         'tls',
         `no TLS connection to ${baseUrl.host}${route.proxy ? ` through ${showProxy(route.proxy)}` : ''} (${code === (err as Error).message ? code : `${code}: ${(err as Error).message}`})`,
         code.startsWith('PROXY_407')
-          ? `the proxy wants credentials: put them in ${route.variable} (http://USER:PASSWORD@HOST:PORT)`
+          ? `the proxy wants credentials: put them in ${route.proxy?.variable} (http://USER:PASSWORD@HOST:PORT)`
           : `check that ${baseUrl.host} serves HTTPS on port ${port}, and the network or firewall between`,
         ExitCode.SERVICE,
       ),
@@ -455,17 +396,9 @@ export async function checkTls(
   return { check: ok('tls', value), failed: false };
 }
 
-/** The client's dispatcher, as src/api/client.ts makes it: proxies from the environment, loopback direct. */
-export function dispatcherFor(env: Record<string, string | undefined>, timeoutMs: number): Dispatcher {
-  const proxy = proxyFromEnv(env);
-  const options = { connect: { timeout: timeoutMs } };
-  if (!proxy.httpProxy && !proxy.httpsProxy) return new Agent(options);
-  return new EnvHttpProxyAgent({
-    ...options,
-    httpProxy: proxy.httpProxy ?? '',
-    httpsProxy: proxy.httpsProxy ?? '',
-    noProxy: [proxy.noProxy, LOOPBACK_HOSTS].filter(Boolean).join(','),
-  });
+/** The client's dispatcher for this base URL (src/api/dispatcher.ts): its proxy, its loopback rule. */
+export function dispatcherFor(baseUrl: URL, env: Record<string, string | undefined>, timeoutMs: number): Dispatcher {
+  return createDispatcher(baseUrl, { agent: { connect: { timeout: timeoutMs } }, proxy: proxyFromEnv(env) }).dispatcher;
 }
 
 /** Clocks this far apart are fine (the Date header has whole seconds), a warning, a failure. */

@@ -2,47 +2,35 @@ import { performance } from 'node:perf_hooks';
 import { type ApiClient, LISTS_PATHS } from '../../api/client.js';
 import { listsPathMemory } from '../../config/lists-path.js';
 import { AuthError, ExitCode, LeadctlError, NotFoundError } from '../../errors.js';
-import { redact } from '../../output/mask.js';
 import { type CheckResult, duration, fail, ok, warn } from './check.js';
 
-function failure(
-  name: 'token' | 'lists-path',
-  err: unknown,
-  secrets: Array<string | undefined>,
-  prefix = '',
-): CheckResult {
+/** A failed request as a check: the error's own message, hint and exit code (the caller redacts). */
+function failure(name: 'token' | 'lists-path', err: unknown, prefix = ''): CheckResult {
   if (err instanceof LeadctlError)
     return fail(
       name,
-      redact(prefix + err.message, secrets),
-      err.hint ? redact(err.hint, secrets) : null,
+      prefix + err.message,
+      err.hint ?? null,
       err.exitCode === ExitCode.UNEXPECTED ? ExitCode.SERVICE : err.exitCode,
     );
-  return fail(name, redact(prefix + String((err as Error)?.message ?? err), secrets), null, ExitCode.SERVICE);
+  return fail(name, prefix + String((err as Error)?.message ?? err), null, ExitCode.SERVICE);
 }
 
 /**
  * Does the service give a token for these client credentials (OAuth client credentials, one
  * attempt)? The token is neither shown nor saved.
  */
-export async function checkToken(
-  client: ApiClient,
-  secret: string | undefined,
-  now: () => Date,
-): Promise<{ check: CheckResult; token?: string }> {
+export async function checkToken(client: ApiClient, now: () => Date): Promise<CheckResult> {
   const started = performance.now();
   try {
     const t = await client.authenticate();
     const took = (performance.now() - started) / 1000;
-    return {
-      check: ok(
-        'token',
-        `a token came back in ${took < 0.1 ? 'under 0.1' : took.toFixed(1)} s, valid ${duration(t.expiresAt - now().getTime())} (not shown, not saved)`,
-      ),
-      token: t.accessToken,
-    };
+    return ok(
+      'token',
+      `a token came back in ${took < 0.1 ? 'under 0.1' : took.toFixed(1)} s, valid ${duration(t.expiresAt - now().getTime())} (not shown, not saved)`,
+    );
   } catch (err) {
-    return { check: failure('token', err, [secret]) };
+    return failure('token', err);
   }
 }
 
@@ -53,13 +41,7 @@ export async function checkToken(
  */
 export async function checkListsPath(
   client: ApiClient,
-  options: {
-    override?: string;
-    stateDir: string;
-    profile: string;
-    baseUrl: string;
-    secrets: Array<string | undefined>;
-  },
+  options: { override?: string; stateDir: string; profile: string; baseUrl: string },
 ): Promise<CheckResult> {
   const remembered = listsPathMemory(options.stateDir, options.profile, options.baseUrl).get();
   const candidates = options.override ? [options.override] : [...LISTS_PATHS];
@@ -77,10 +59,10 @@ export async function checkListsPath(
       if (err instanceof AuthError && (err.details as { status?: number } | undefined)?.status === 403)
         return warn(
           'lists-path',
-          redact(`${prefix} refused this client (HTTP 403)`, options.secrets),
+          `${prefix} refused this client (HTTP 403)`,
           'lists commands need a client allowed to manage lists: ask whoever gave you the credentials',
         );
-      return failure('lists-path', err, options.secrets, `${prefix}: `);
+      return failure('lists-path', err, `${prefix}: `);
     }
   }
   const memory = remembered
