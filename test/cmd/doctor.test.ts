@@ -533,12 +533,22 @@ describe('doctor on this machine (--offline)', () => {
 
 describe('the status taxonomy, as doctor reports it (one attempt each, never retried)', () => {
   let status = 200;
+  let portal = false;
   let target: (r: SeenRequest) => boolean = () => false;
   let server: ContractServer;
   beforeAll(async () => {
     server = await startContractServer({
       listsPrefix: 'lead-management',
-      answer: (req) => (target(req) && status !== 200 ? { status, body: { message: 'No.' } } : undefined),
+      answer: (req) =>
+        target(req) && portal
+          ? {
+              status: 200,
+              body: '<!DOCTYPE html><html><title>Wi-Fi</title></html>',
+              headers: { 'content-type': 'text/html' },
+            }
+          : target(req) && status !== 200
+            ? { status, body: { message: 'No.' } }
+            : undefined,
     });
   });
   afterAll(() => server.close());
@@ -579,6 +589,30 @@ describe('the status taxonomy, as doctor reports it (one attempt each, never ret
       expect(server.seen.filter(c.target).length - before).toBe(code === 401 && c.name === 'lists-path' ? 2 : 1);
       expect(r.stdout).not.toContain(server.clientSecret);
       status = 200;
+    });
+
+    it('HTTP 200 with a captive portal page: no answer, exit 5, sent once', async () => {
+      portal = true;
+      target = c.target;
+      try {
+        const before = server.seen.filter(c.target).length;
+        const dirs = folders();
+        const r = await doctor(['-o', 'json'], {
+          LEADCTL_BASE_URL: server.baseUrl,
+          LEADCTL_CLIENT_ID: server.clientId,
+          LEADCTL_CLIENT_SECRET: server.clientSecret,
+          LEADCTL_CONFIG_DIR: dirs.config,
+          LEADCTL_STATE_DIR: dirs.state,
+        });
+        expect(r.code).toBe(5);
+        expect(r.byName[c.check]).toMatchObject({
+          status: 'fail',
+          value: expect.stringMatching(/not a well-formed answer of the service \(HTTP 200, content type text\/html/),
+        });
+        expect(server.seen.filter(c.target).length - before).toBe(1);
+      } finally {
+        portal = false;
+      }
     });
   });
 });

@@ -63,7 +63,22 @@ export async function startTinyService(options: TinyServiceOptions = {}): Promis
       }
       if (req.method === 'GET' && url.pathname === lists) {
         if (req.headers.authorization !== `Bearer ${SERVICE_TOKEN}`) return send(401, { message: 'Unauthenticated.' });
-        return send(200, { current_page: 1, data: [], last_page: 1, next_page_url: null, total: 0 });
+        const page = `http://127.0.0.1${lists}`;
+        return send(200, {
+          current_page: 1,
+          data: [],
+          first_page_url: `${page}?page=1`,
+          from: null,
+          last_page: 1,
+          last_page_url: `${page}?page=1`,
+          links: [],
+          next_page_url: null,
+          path: page,
+          per_page: 15,
+          prev_page_url: null,
+          to: null,
+          total: 0,
+        });
       }
       return send(404, { message: `The route ${url.pathname.slice(1)} could not be found.` });
     });

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { type ApiClient, LISTS_PATHS } from '../../api/client.js';
 import { listsPathMemory } from '../../config/lists-path.js';
 import { AuthError, ExitCode, LeadctlError, NotFoundError } from '../../errors.js';
+import { ListPageSchema } from '../../schema/index.js';
 import { type CheckResult, duration, fail, ok, warn } from './check.js';
 
 /** A failed request as a check: the error's own message, hint and exit code (the caller redacts). */
@@ -49,7 +50,15 @@ export async function checkListsPath(
   const missing: string[] = [];
   for (const prefix of candidates) {
     try {
-      await client.send({ method: 'GET', path: prefix, query: [['page', 1]], auth: 'bearer', repeat: 'safe' });
+      // The same rule as `lists ls`: a 2xx counts only when it is a page of lists.
+      await client.send({
+        method: 'GET',
+        path: prefix,
+        query: [['page', 1]],
+        auth: 'bearer',
+        repeat: 'safe',
+        answer: { schema: ListPageSchema },
+      });
       answers.push(prefix);
     } catch (err) {
       if (err instanceof NotFoundError) {
