@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ExitCode } from '../../errors.js';
@@ -71,33 +71,60 @@ function versionOf(node: string, path: string): string | undefined {
 }
 
 /**
+ * How a `leadctl` file runs: bin/leadctl.js (`#!/usr/bin/env node`) on whatever node the PATH has;
+ * the self-contained release's launcher (bin/leadctl, sh) on the Node bundled beside it.
+ */
+function bundledNode(leadctl: string): string | undefined {
+  const file = real(leadctl);
+  let head = '';
+  try {
+    head = readFileSync(file, 'utf8').slice(0, 200);
+  } catch {
+    return undefined;
+  }
+  if (!head.startsWith('#!') || /^#![^\n]*\bnode\b/.test(head)) return undefined;
+  const candidate = join(dirname(dirname(file)), 'node', 'bin', 'node');
+  return existsSync(candidate) ? candidate : undefined;
+}
+
+/** This installation's leadctl: bin/leadctl.js itself, or the release's launcher beside it. */
+function isThisInstallation(leadctl: string): boolean {
+  const file = real(leadctl);
+  return file === real(LEADCTL_BIN) || file === real(join(dirname(LEADCTL_BIN), 'leadctl'));
+}
+
+/**
  * Would a crontab line `leadctl …` work: does cron's PATH find a leadctl, and a Node that runs it
- * (bin/leadctl.js starts with `#!/usr/bin/env node`, so it is the PATH's node that runs it)?
+ * (bin/leadctl.js starts with `#!/usr/bin/env node`, so it is the PATH's node that runs it; the
+ * release's launcher runs its own)?
  */
 export function checkCronPath(cronPath: string, currentPath: string | undefined): CheckResult {
   if (process.platform === 'win32') return skip('cron-path', 'no cron on Windows');
-  const node = findOnPath('node', cronPath);
   const leadctl = findOnPath('leadctl', cronPath);
+  const bundled = leadctl ? bundledNode(leadctl) : undefined;
+  const node = bundled ?? findOnPath('node', cronPath);
   const nodeVersion = node ? versionOf(node, cronPath) : undefined;
   const nodeOk = nodeVersion !== undefined && supportedNode(nodeVersion);
-  const ours = leadctl !== undefined && real(leadctl) === real(LEADCTL_BIN);
 
   const parts: string[] = [];
-  if (leadctl) parts.push(`leadctl at ${leadctl}${ours ? '' : ' (another installation than this one)'}`);
+  if (leadctl)
+    parts.push(`leadctl at ${leadctl}${isThisInstallation(leadctl) ? '' : ' (another installation than this one)'}`);
   else parts.push('no leadctl');
-  if (node)
-    parts.push(
-      `node ${nodeVersion ?? '(no version: it did not answer)'} at ${node}${nodeOk ? '' : nodeVersion ? ' (not supported)' : ''}`,
-    );
+  const version = `${nodeVersion ?? '(no version: it did not answer)'}${nodeOk ? '' : nodeVersion ? ' (not supported)' : ''}`;
+  if (bundled) parts.push(`its own node ${version} at ${bundled}`);
+  else if (node) parts.push(`node ${version} at ${node}`);
   else parts.push('no node');
   const value = `cron's PATH ${cronPath} finds ${parts.join(' and ')}`;
   if (leadctl && nodeOk) return ok('cron-path', value);
 
-  // The command that works whatever the PATH: this Node and this leadctl, by their full paths.
+  // The command that works whatever the PATH: the release's launcher, or this Node and this leadctl.
+  const launcher = join(dirname(LEADCTL_BIN), 'leadctl');
   const onPath = currentPath ? findOnPath('leadctl', currentPath) : undefined;
-  const command = onPath && real(onPath) === real(LEADCTL_BIN) ? onPath : LEADCTL_BIN;
+  let command: string;
+  if (existsSync(launcher) && bundledNode(launcher)) command = onPath && isThisInstallation(onPath) ? onPath : launcher;
+  else command = `${process.execPath} ${onPath && real(onPath) === real(LEADCTL_BIN) ? onPath : LEADCTL_BIN}`;
   const hint =
-    `in the crontab call \`${process.execPath} ${command} …\`, or set PATH=${dirname(process.execPath)}:${cronPath} ` +
+    `in the crontab call \`${command} …\`, or set PATH=${dirname(process.execPath)}:${cronPath} ` +
     'at its top (docs/cron.md; the nightly script sets it from NODE_DIR); check a PATH with `leadctl doctor --cron-path PATH`';
   return warn('cron-path', value, hint);
 }

@@ -40,4 +40,23 @@ describe('runtime and cron PATH', () => {
       value: `cron's PATH ${dir} finds leadctl at ${join(dir, 'leadctl')} and node ${process.version} at ${join(dir, 'node')}`,
     });
   });
+
+  it('cron PATH: the release’s launcher runs its own Node, whatever node the PATH has', () => {
+    const release = join(work, 'leadctl-9.9.9-linux-x64');
+    mkdirSync(join(release, 'bin'), { recursive: true });
+    mkdirSync(join(release, 'node', 'bin'), { recursive: true });
+    writeFileSync(
+      join(release, 'bin', 'leadctl'),
+      '#!/bin/sh\nexec "$root/node/bin/node" "$root/bin/leadctl.js" "$@"\n',
+    );
+    chmodSync(join(release, 'bin', 'leadctl'), 0o755);
+    symlinkSync(process.execPath, join(release, 'node', 'bin', 'node'));
+    const dir = join(work, 'cron-release');
+    mkdirSync(dir);
+    symlinkSync(join(release, 'bin', 'leadctl'), join(dir, 'leadctl'));
+    expect(checkCronPath(dir, undefined)).toMatchObject({
+      status: 'ok',
+      value: `cron's PATH ${dir} finds leadctl at ${join(dir, 'leadctl')} (another installation than this one) and its own node ${process.version} at ${join(release, 'node', 'bin', 'node')}`,
+    });
+  });
 });
