@@ -65,7 +65,7 @@ export async function checkListsPath(
         missing.push(prefix);
         continue;
       }
-      if (err instanceof AuthError && (err.details as { status?: number } | undefined)?.status === 403)
+      if (err instanceof AuthError && err.http?.status === 403)
         return warn(
           'lists-path',
           `${prefix} refused this client (HTTP 403)`,
