@@ -60,7 +60,7 @@ export const register: Register = (program, bind) => {
       '\nEach check prints ✓ (ok), ! (warning), ✗ (failed) or – (skipped), what it measured and, when it is not\n' +
         'ok, a hint. It never prints a secret or a token and changes nothing: no file or folder is made, no token\n' +
         'cached. Exit codes: 0 nothing failed (warnings pass); otherwise the largest of the failures: 2 local setup\n' +
-        '(folders, runtime, records, config, clock), 3 credentials, 5 network or service. Each network step waits\n' +
+        '(folders, runtime, config, clock), 3 credentials, 5 network or service. Each network step waits\n' +
         'at most 5 s (--timeout SECONDS to change it). The checks, what they measure and their hints: docs/doctor.md.',
     )
     .action(bind(doctor));

@@ -468,7 +468,7 @@ describe('doctor on this machine (--offline)', () => {
     expect(r.byName.dns).toMatchObject({ status: 'skip', value: expect.stringContaining('no usable base URL') });
   });
 
-  it('a damaged delta record fails with the command that clears it (exit 2), and is left byte for byte', async () => {
+  it('a damaged delta record is a warning saying what the next push does, and is left byte for byte', async () => {
     const dirs = loggedIn();
     const target = { profile: 'nightly', baseUrl: sandbox.baseUrl, clientId: 'id-1' };
     const record = DeltaRecord.open(dirs.state, dirs.config, target, true)!;
@@ -495,15 +495,24 @@ describe('doctor on this machine (--offline)', () => {
     const mtime = statSync(file).mtimeMs;
 
     const r = await doctor(['-o', 'json', '--offline'], env);
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(0);
     expect(r.byName['delta-record']).toMatchObject({
-      status: 'fail',
+      status: 'warn',
       value: expect.stringMatching(/^1 of 1 record files damaged: .*\.sqlite \(database disk image is malformed\)$/),
-      hint: expect.stringContaining('`leadctl --profile nightly state forget` deletes it'),
+      hint: 'the next --changed-only push sets it aside (NAME.corrupt-TIME) and sends everything once; or delete it now with `leadctl --profile nightly state forget`',
     });
     expect(readFileSync(file).equals(damaged)).toBe(true);
     expect(statSync(file).mtimeMs).toBe(mtime);
     expect(readdirSync(join(dirs.state, 'records'))).toEqual(listing);
+
+    // What a push set aside earlier is counted, for someone to delete.
+    writeFileSync(file, bytes);
+    writeFileSync(`${file}.corrupt-20261126T031500Z`, damaged);
+    const after = await doctor(['-o', 'json', '--offline'], env);
+    expect(after.byName['delta-record']).toMatchObject({
+      status: 'ok',
+      value: expect.stringContaining('; 1 file set aside as corrupt earlier ('),
+    });
   });
 
   it('journals: a torn last line is normal, a damaged line in the middle is a warning', async () => {

@@ -76,7 +76,10 @@ export function checkDeltaRecords(
     ? `; this profile's holds ${mine.customers!.toLocaleString('en-US')} customer${mine.customers === 1 ? '' : 's'}${mine.lastSent ? `, last sent ${duration(now.getTime() - mine.lastSent)} ago` : ''}`
     : '';
   if (damaged.length === 0)
-    return ok('delta-record', `${found.length} record file${found.length === 1 ? '' : 's'} intact in ${dir}${held}`);
+    return ok(
+      'delta-record',
+      `${found.length} record file${found.length === 1 ? '' : 's'} intact in ${dir}${held}${aside(dir)}`,
+    );
 
   const owner = (path: string) => profiles.find((p) => basename(path).startsWith(`${profilePrefix(p)}-`));
   const owners = [...new Set(damaged.map((d) => owner(d.path)))];
@@ -84,12 +87,26 @@ export function checkDeltaRecords(
     .filter((p): p is string => p !== undefined)
     .map((p) => `\`leadctl --profile ${p} state forget\``);
   const first = damaged[0]!;
-  return fail(
+  // A push copes (src/jobs/delta/record.ts sets the file aside and starts afresh): a warning, as the
+  // cost is one night that sends everything instead of what changed.
+  return warn(
     'delta-record',
-    `${damaged.length} of ${found.length} record files damaged: ${named(damaged.map((d) => d.path))} (${first.problem})`,
-    `${forget.length > 0 ? `${forget.join(', ')} deletes ${forget.length === 1 ? 'it' : 'them'}` : 'move the file aside'}; the next --changed-only push then sends everything and makes a new record`,
-    ExitCode.USAGE,
+    `${damaged.length} of ${found.length} record files damaged: ${named(damaged.map((d) => d.path))} (${first.problem})${aside(dir)}`,
+    `the next --changed-only push sets ${damaged.length === 1 ? 'it' : 'them'} aside (NAME.corrupt-TIME) and sends everything once${forget.length > 0 ? `; or delete ${damaged.length === 1 ? 'it' : 'them'} now with ${forget.join(', ')}` : ''}`,
   );
+}
+
+/** Files a run set aside as corrupt (`NAME.corrupt-TIME`): kept for a look, deleted by no one. */
+function aside(dir: string): string {
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir).filter((n) => n.includes('.corrupt-'));
+  } catch {
+    return '';
+  }
+  return names.length
+    ? `; ${names.length} file${names.length === 1 ? '' : 's'} set aside as corrupt earlier (${names[0]}${names.length > 1 ? ', …' : ''}), to delete once looked at`
+    : '';
 }
 
 interface JournalState {
