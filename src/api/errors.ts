@@ -272,6 +272,7 @@ function errorFromMalformedAnswer(r: FailedResponse, p: AnswerProblem): LeadctlE
       ...(p.detail ? { detail: escapeText(p.detail, 300) } : {}),
       ...(start !== undefined ? { start } : {}),
     },
+    http: { method: r.method, path: r.path, status: r.status, attempts: r.attempts },
   });
 }
 
@@ -300,6 +301,7 @@ export function errorFromOversizedAnswer(r: OversizedAnswer): LeadctlError {
         limit_bytes: r.limit,
         ...(r.declared !== undefined ? { content_length: r.declared } : {}),
       },
+      http: { method: r.method, path: r.path, status: r.status, attempts: r.attempts },
     },
   );
 }

@@ -103,6 +103,7 @@ describe('customers batch --changed-only, answered 2xx with something that is no
       expect(summary).toMatchObject({ status: 'service_unavailable', exit_code: 5 });
       expect(summary.customers).toMatchObject({ read: CUSTOMERS, accepted: 0, unconfirmed: 0, not_sent: CUSTOMERS });
       expect(summary.accounting.balanced).toBe(true);
+      expect(summary.retries).toBe(1);
       expect(first.stderr).toMatch(/is not a well-formed answer of the service \(HTTP 200, /);
       expect(first.stderr).toMatch(/captive portal/);
       // The first request, tried twice; nothing after it.

@@ -63,6 +63,7 @@ describe('the client and a 2xx that is not an answer', () => {
       expect(error.message).toMatch(/after 3 attempts/);
       expect(error.hint).toMatch(/captive portal/);
       expect(error.details).toMatchObject({ status: 200, attempts: 3 });
+      expect(error.http).toMatchObject({ method: 'POST', status: 200, attempts: 3 });
     },
   );
 
@@ -242,6 +243,7 @@ describe('the client and an answer too large to read', () => {
     expect(error).toBeInstanceOf(ServiceError);
     expect(error.message).toMatch(/it went on past 1,048,576 bytes, and the limit is 1 MiB per answer/);
     expect(error.details).toMatchObject({ limit_bytes: 1024 * 1024 });
+    expect(error.http).toMatchObject({ status: 200, attempts: 1 });
     expect(s.faulted()).toHaveLength(1);
   });
 });
