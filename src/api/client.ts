@@ -149,7 +149,16 @@ export interface ApiResponse<T = unknown> {
 }
 
 export type ApiEvent =
-  | { type: 'response'; method: HttpMethod; path: string; status: number; durationMs: number; attempt: number }
+  | {
+      type: 'response';
+      method: HttpMethod;
+      path: string;
+      status: number;
+      durationMs: number;
+      attempt: number;
+      /** Bytes of the request body sent with this attempt. */
+      bytes: number;
+    }
   | { type: 'network-error'; method: HttpMethod; path: string; code: string; durationMs: number; attempt: number }
   | { type: 'retry'; method: HttpMethod; path: string; attempt: number; delayMs: number; reason: string }
   | { type: 'give-up'; method: HttpMethod; path: string; attempts: number; reason: string }
@@ -675,6 +684,7 @@ export class ApiClient {
         status: res.status,
         durationMs: performance.now() - started,
         attempt,
+        bytes: res.sent,
       });
 
       if (res.kind === 'too-large') {
@@ -789,13 +799,17 @@ export class ApiClient {
       headers.authorization = `Bearer ${token}`;
     }
     let body: string | Readable | undefined;
+    let sent = 0;
+    const count = (chunk: Uint8Array | string) => {
+      sent += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
+    };
     if (spec.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(spec.form).toString();
     } else if (typeof spec.body === 'function') {
       headers['content-type'] = 'application/json';
       const stream: Readable = Readable.from(
-        guardBodySource(spec.body as BodySource, (e) => bodySourceFailures.set(stream, e)),
+        guardBodySource(spec.body as BodySource, (e) => bodySourceFailures.set(stream, e), count),
         { objectMode: false },
       );
       body = stream;
@@ -830,15 +844,17 @@ export class ApiClient {
         throw sourceFailure ? new BodySourceError(sourceFailure) : error;
       }
       answering = true;
+      if (typeof body === 'string') count(body);
       const read = await readAnswerBody(res, this.options.maxAnswerBytes ?? MAX_ANSWER_BYTES);
       return read.kind === 'read'
-        ? { kind: 'read', status: res.statusCode, headers: res.headers, text: read.text, bytes: read.bytes }
+        ? { kind: 'read', status: res.statusCode, headers: res.headers, text: read.text, bytes: read.bytes, sent }
         : {
             kind: 'too-large',
             status: res.statusCode,
             headers: res.headers,
             limit: read.limit,
             declared: read.declared,
+            sent,
           };
     } catch (error) {
       if (deadline.signal.aborted && !spec.signal?.aborted) throw deadline.signal.reason;
@@ -958,6 +974,8 @@ export function tokenLifetimeMs(expiresIn: unknown): number {
 type RawResponse = {
   status: number;
   headers: Record<string, string | string[] | undefined>;
+  /** Bytes of the request body that went out. */
+  sent: number;
 } & ({ kind: 'read'; text: string; bytes: number } | { kind: 'too-large'; limit: number; declared?: number });
 
 /** Of a malformed 2xx, what is kept (and redacted) for its message: far more than it quotes. */
@@ -983,9 +1001,13 @@ class BodySourceError extends Error {
 async function* guardBodySource(
   source: BodySource,
   onError: (error: unknown) => void,
+  onChunk: (chunk: Uint8Array | string) => void,
 ): AsyncGenerator<Uint8Array | string> {
   try {
-    yield* source();
+    for await (const chunk of source()) {
+      onChunk(chunk);
+      yield chunk;
+    }
   } catch (error) {
     onError(error);
     throw error;

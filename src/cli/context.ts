@@ -1,4 +1,4 @@
-import type { ApiClient } from '../api/client.js';
+import type { ApiClient, ApiEvent } from '../api/client.js';
 import type { CredentialFlags, ResolvedCredentials } from '../config/credentials.js';
 import { isProductionUrl } from '../config/base-url.js';
 import { configDir } from '../config/paths.js';
@@ -77,6 +77,8 @@ export interface CommandContext {
    * once; answers of 429/5xx are retried, everything ending within `deadlineMs`.
    */
   quickApi(timeoutMs: number, deadlineMs: number): Promise<ApiClient>;
+  /** Hears every event of the clients this context makes (a run's report and metrics); returns the way to stop. */
+  watchApi(listener: (event: ApiEvent) => void): () => void;
   /** Frees connections and finishes progress output; main calls it after the handler. */
   dispose(): Promise<void>;
   /** Runs another leadctl command line in-process (the demo's steps): `main`, handed in by main itself. */
@@ -137,6 +139,7 @@ export function createContext(
   let shared: Promise<ApiClient> | undefined;
   const clients: Array<Promise<ApiClient>> = [];
   const progresses: Progress[] = [];
+  const apiListeners = new Set<(event: ApiEvent) => void>();
 
   const config: ConfigAccess = {
     dir,
@@ -227,6 +230,7 @@ export function createContext(
       listsPath: globals.listsPath,
       listsMemory: listsPathMemory(stateDir(io.env), resolved.profile.value, resolved.baseUrl.value),
       onEvent: (event) => {
+        for (const listener of apiListeners) listener(event);
         if (event.type === 'token' && event.action === 'not-saved') {
           // The run goes on with its token; the next one will have to ask for another.
           if (!tokenNotSaved) log.warn(`Warning: ${formatApiEvent(event)}`);
@@ -283,6 +287,10 @@ export function createContext(
       const client = makeClient({}, { timeoutMs, deadlineMs });
       clients.push(client);
       return client;
+    },
+    watchApi(listener) {
+      apiListeners.add(listener);
+      return () => apiListeners.delete(listener);
     },
     async dispose() {
       await Promise.all(progresses.map((p) => p.flush()));

@@ -315,7 +315,9 @@ class BatchRun {
         await openInput(input.path, this.io);
         throw new InputError(`could not be read: ${(err as Error).message}`, { file: input.path });
       }
-      digest.update(`${input.role}:${hash.digest('hex')}\n`);
+      const sha256 = hash.digest('hex');
+      this.env.onEvent({ type: 'input', file: input.path, sha256 });
+      digest.update(`${input.role}:${sha256}\n`);
     }
     return digest.digest('hex');
   }

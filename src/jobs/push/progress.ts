@@ -8,6 +8,8 @@ import { count, seconds } from '../../output/words.js';
 
 export type PushEvent =
   | { type: 'reading'; file: string; rows: number }
+  /** An input file's SHA-256 (of its bytes, as `sha256sum` gives it), taken for the journal's key. */
+  | { type: 'input'; file: string; sha256: string }
   | { type: 'staged'; rows: number; seconds: number }
   | { type: 'resuming'; acknowledged: number; journal: string }
   | {
@@ -55,6 +57,8 @@ export class PushReporter {
         this.throttled(text);
         return;
       }
+      case 'input':
+        return;
       case 'staged':
         this.note(`read ${count(event.rows, 'row')} in ${seconds(event.seconds)}; checking and sending`);
         return;
