@@ -70,23 +70,28 @@ export const register: Register = (program, bind) => {
         throw new UsageError('--max-age applies to --changed-only only');
       }
       const files = (args[0] as string[] | undefined) ?? [];
-      return runBatchPushCommand(ctx, cmd as Command, {
-        inputs: [
-          ...files.map((path) => ({ path, role: 'auto' as const })),
-          ...(opts.loans ?? []).map((path) => ({ path, role: 'loans' as const })),
-          ...(opts.payments ?? []).map((path) => ({ path, role: 'payments' as const })),
-        ],
-        mappingPath: opts.mapping,
-        format: opts.format,
-        rejectsPath: opts.rejects,
-        chunkSize: opts.chunkSize,
-        maxBytes: opts.maxBytes,
-        concurrency: opts.concurrency,
-        validateOnly: opts.validateOnly === true,
-        resume: opts.resume === true,
-        delta: opts.changedOnly ? 'changed-only' : opts.full ? 'full' : undefined,
-        maxAgeDays: opts.maxAge,
-      });
+      return runBatchPushCommand(
+        ctx,
+        cmd as Command,
+        {
+          inputs: [
+            ...files.map((path) => ({ path, role: 'auto' as const })),
+            ...(opts.loans ?? []).map((path) => ({ path, role: 'loans' as const })),
+            ...(opts.payments ?? []).map((path) => ({ path, role: 'payments' as const })),
+          ],
+          mappingPath: opts.mapping,
+          format: opts.format,
+          rejectsPath: opts.rejects,
+          chunkSize: opts.chunkSize,
+          maxBytes: opts.maxBytes,
+          concurrency: opts.concurrency,
+          validateOnly: opts.validateOnly === true,
+          resume: opts.resume === true,
+          delta: opts.changedOnly ? 'changed-only' : opts.full ? 'full' : undefined,
+          maxAgeDays: opts.maxAge,
+        },
+        opts,
+      );
     }),
   );
 

@@ -1,11 +1,12 @@
 import { Option } from 'commander';
 import type { Handler, Register } from './command.js';
 import type { CommandContext } from './context.js';
+import { addRunFileOptions, type RunFileFlags, type RunFiles } from './run-files.js';
 
 /** Unchecked rows named on stderr; the results hold every one. */
 const SHOWN_PROBLEMS = 20;
 
-interface DryRunOptions {
+interface DryRunOptions extends RunFileFlags {
   ssn?: string;
   email?: string;
   purchasedLookback?: string;
@@ -21,7 +22,14 @@ interface DryRunOptions {
 const dryRun: Handler<DryRunOptions> = async (ctx, _args, opts) => {
   const { lookbacksFrom } = await import('../ingest/dry-run/input.js');
   const lookbacks = lookbacksFrom(opts);
-  if (opts.file !== undefined) return bulk(ctx, opts, lookbacks);
+  if (opts.file !== undefined) {
+    const { withRunFiles } = await import('./run-files.js');
+    return withRunFiles(ctx, 'dry-run', opts, [opts.file], (files) => bulk(ctx, opts, lookbacks, files));
+  }
+  if (opts.report !== undefined || opts.metricsFile !== undefined) {
+    const { UsageError } = await import('../errors.js');
+    throw new UsageError('--report and --metrics-file go with --file');
+  }
   if (opts.out !== undefined || opts.ssnColumn !== undefined || opts.emailColumn !== undefined) {
     const { UsageError } = await import('../errors.js');
     throw new UsageError('--out, --ssn-column and --email-column go with --file');
@@ -61,6 +69,7 @@ async function bulk(
   ctx: CommandContext,
   opts: DryRunOptions,
   lookbacks: import('../ingest/dry-run/input.js').Lookbacks,
+  files?: RunFiles,
 ): Promise<number> {
   const [
     { openDryRunFile },
@@ -115,6 +124,16 @@ async function bulk(
       else if (unchecked.size < SHOWN_PROBLEMS) unchecked.set(kind, { count: 1, first: row });
     }
     progress.update(`Checked ${count(++done, 'row')} of ${file.name}`);
+    if (files) {
+      files.recorder.settled(1);
+      if (row.status !== 'passed') {
+        const kind = { failed: 'failed', invalid: 'invalid', error: 'not checked' }[row.status];
+        files.recorder.sample(
+          `${kind}: ${row.status === 'failed' ? row.reason : reasonKind(undefined, row.reason)}`,
+          () => `row ${row.row}: ${row.reason}`,
+        );
+      }
+    }
   };
 
   let summary: import('../jobs/dry-run-bulk.js').DryRunBulkSummary;
@@ -176,11 +195,15 @@ async function bulk(
   ].join('\n');
   if (opts.out !== undefined) await ctx.output.document(document, () => text);
   else ctx.log.info(text);
+  const checked = summary;
+  files?.describe(async (run, code) =>
+    (await import('../jobs/run-facts.js')).dryRunFacts(checked, code, opts.out ?? null, run),
+  );
   return job.dryRunBulkExitCode(summary);
 }
 
 export const register: Register = (program, bind) => {
-  program
+  const command = program
     .command('dry-run')
     .description(
       'was this applicant already bought, or underwritten recently? PASS (exit 0) or FAIL (exit 4) with the reason',
@@ -202,7 +225,8 @@ export const register: Register = (program, bind) => {
     .option('--ssn-column <name>', 'with --file: header of the SSN column (default: ssn, social_security_number…)')
     .option('--email-column <name>', 'with --file: header of the email column (default: email, email_address…)')
     .option('--concurrency <n>', 'with --file: rows checked at once', '4')
-    .option('--retries <n>', 'with --file: further attempts for a row that still fails after the client retries', '2')
+    .option('--retries <n>', 'with --file: further attempts for a row that still fails after the client retries', '2');
+  addRunFileOptions(command, 'with --file: ')
     .addHelpText(
       'after',
       [

@@ -1,8 +1,9 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { CommandContext } from './context.js';
 import type { Handler, Register } from './command.js';
+import { addRunFileOptions, type RunFileFlags, type RunFiles } from './run-files.js';
 
-interface UploadOptions {
+interface UploadOptions extends RunFileFlags {
   name?: string;
   type?: string;
   column?: string;
@@ -33,9 +34,20 @@ const pageNumber = (value: string): number => {
   return Number(value.trim());
 };
 
-/** create and update share everything but the list id. */
 function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
+  const run = uploadRun(mode);
   return async (ctx, args, opts) => {
+    const { withRunFiles } = await import('./run-files.js');
+    const input = (mode === 'update' ? args[1] : args[0]) as string;
+    return withRunFiles(ctx, `lists ${mode}`, opts, [input], (files) => run(ctx, args, opts, files));
+  };
+}
+
+/** create and update share everything but the list id. */
+function uploadRun(
+  mode: 'create' | 'update',
+): (ctx: CommandContext, args: unknown[], opts: UploadOptions, files: RunFiles | undefined) => Promise<number> {
+  return async (ctx, args, opts, files) => {
     const job = await import('../jobs/list-upload.js');
     const { describeCsvFrom, describeRead } = await import('./views/list-report.js');
     const { InterruptedError } = await import('../errors.js');
@@ -151,6 +163,13 @@ function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
       } finally {
         record.close();
       }
+    }
+    if (files) {
+      const done = result;
+      files.recorder.settled(done.summary.uploaded);
+      files.describe(async (run, code, error) =>
+        (await import('../jobs/run-facts.js')).listFacts(done, code, run, error),
+      );
     }
     const code = await report(ctx, result);
     if (unrecorded === undefined) return code;
@@ -354,7 +373,7 @@ const ls: Handler<LsOptions> = async (ctx, _args, opts) => {
 
 function uploadOptions(cmd: Command, mode: 'create' | 'update'): Command {
   const required = mode === 'create';
-  return cmd
+  cmd
     .addOption(
       new Option(
         '--name <name>',
@@ -385,6 +404,7 @@ function uploadOptions(cmd: Command, mode: 'create' | 'update'): Command {
         ? 'replace the values without asking (needed when there is no terminal to ask on)'
         : 'create the list even if one with this name exists, without asking',
     );
+  return addRunFileOptions(cmd);
 }
 
 export const register: Register = (program, bind) => {

@@ -1,8 +1,9 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { addRunFileOptions, type RunFileFlags } from './run-files.js';
 
 /** Flags shared by the push commands (customers batch, customers/loans/payments push). */
 
-export interface PushFlags {
+export interface PushFlags extends RunFileFlags {
   mapping?: string;
   rejects?: string;
   concurrency: number;
@@ -43,7 +44,7 @@ export const byteSize = (value: string): number => {
 };
 
 export function addPushOptions(cmd: Command, what: string): Command {
-  return cmd
+  const options = cmd
     .option(
       '--mapping <file>',
       "JSON mapping of the export's columns to API fields (default: columns named as the API fields)",
@@ -61,4 +62,5 @@ export function addPushOptions(cmd: Command, what: string): Command {
         'ndjson',
       ]),
     );
+  return addRunFileOptions(options);
 }

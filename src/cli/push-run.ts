@@ -6,13 +6,14 @@ import type { BatchPushRequest, PushEnvironment, PushOutcome } from '../jobs/pus
 import type { UpsertKind } from '../ingest/lms/records.js';
 import { PushReporter } from '../jobs/push/progress.js';
 import { renderSummary, type PushSummary } from '../jobs/push/summary.js';
+import { withRunFiles, type RunFileFlags, type RunFiles } from './run-files.js';
 
 /**
  * The push commands' shared shell: wires the job to the context (credentials, client, progress,
  * signals), prints the summary as the run's one document, and says where the rejects went.
  */
 
-function environment(ctx: CommandContext): { env: PushEnvironment; finish(): void } {
+function environment(ctx: CommandContext, files?: RunFiles): { env: PushEnvironment; finish(): void } {
   const mode = progressModeFor(ctx.io.stderr, ctx.io.env, ctx.globals.quiet);
   const progress = ctx.progress();
   const reporter = new PushReporter(progress, mode === 'spinner', () => ctx.io.now().getTime());
@@ -23,15 +24,19 @@ function environment(ctx: CommandContext): { env: PushEnvironment; finish(): voi
       return { profile: resolved.profile.value, baseUrl: resolved.baseUrl.value, clientId: resolved.clientId?.value };
     },
     api: () => ctx.api(),
-    onEvent: (event) => reporter.handle(event),
+    onEvent: (event) => {
+      files?.recorder.push(event);
+      reporter.handle(event);
+    },
     warn: (line) => ctx.log.warn(line),
     stopGraceMs: ctx.io.env.LEADCTL_STOP_GRACE_MS ? Number(ctx.io.env.LEADCTL_STOP_GRACE_MS) : undefined,
   };
   return { env, finish: () => progress.stop() };
 }
 
-async function report(ctx: CommandContext, outcome: PushOutcome): Promise<number> {
+async function report(ctx: CommandContext, outcome: PushOutcome, files?: RunFiles): Promise<number> {
   const { summary } = outcome;
+  files?.describe(async (run) => (await import('../jobs/run-facts.js')).pushFacts(summary, run));
   await ctx.output.document(summary, () => renderSummary(summary));
   if (summary.error) ctx.log.warn(`Error: ${summary.error.message}`);
   if (summary.rejects_file && summary.rejects > 0 && !ctx.output.isHuman)
@@ -72,18 +77,22 @@ export async function runBatchPushCommand(
   ctx: CommandContext,
   _cmd: Command,
   request: BatchPushRequest,
+  flags: RunFileFlags = {},
 ): Promise<number> {
   const { runBatchPush } = await import('../jobs/push/batch.js');
   if (request.inputs.length === 0) {
     const { UsageError } = await import('../errors.js');
     throw new UsageError('give the export: FILE..., or --loans FILE (with --payments FILE)');
   }
-  const { env, finish } = environment(ctx);
-  try {
-    return await report(ctx, await runBatchPush(request, env));
-  } finally {
-    finish();
-  }
+  const inputs = request.inputs.map((i) => i.path);
+  return withRunFiles(ctx, 'customers batch', flags, inputs, async (files) => {
+    const { env, finish } = environment(ctx, files);
+    try {
+      return await report(ctx, await runBatchPush(request, env), files);
+    } finally {
+      finish();
+    }
+  });
 }
 
 export async function runSinglePushCommand(
@@ -93,22 +102,24 @@ export async function runSinglePushCommand(
   opts: PushFlags,
 ): Promise<number> {
   const { runSinglePush } = await import('../jobs/push/single.js');
-  const { env, finish } = environment(ctx);
-  try {
-    const outcome = await runSinglePush(
-      {
-        kind,
-        input,
-        mappingPath: opts.mapping,
-        format: opts.format,
-        rejectsPath: opts.rejects,
-        concurrency: opts.concurrency,
-        validateOnly: opts.validateOnly === true,
-      },
-      env,
-    );
-    return await report(ctx, outcome);
-  } finally {
-    finish();
-  }
+  return withRunFiles(ctx, `${kind}s push`, opts, [input], async (files) => {
+    const { env, finish } = environment(ctx, files);
+    try {
+      const outcome = await runSinglePush(
+        {
+          kind,
+          input,
+          mappingPath: opts.mapping,
+          format: opts.format,
+          rejectsPath: opts.rejects,
+          concurrency: opts.concurrency,
+          validateOnly: opts.validateOnly === true,
+        },
+        env,
+      );
+      return await report(ctx, outcome, files);
+    } finally {
+      finish();
+    }
+  });
 }
