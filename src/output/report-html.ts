@@ -106,7 +106,7 @@ tr.total td{font-weight:600;border-top:2px solid #c9ced6}
 .reason ul{margin:4px 0 0;padding-left:1.3em;color:#3b4352;font-size:.92em}
 .reason li{overflow-wrap:anywhere}
 .muted{color:#5b6475}
-.chart svg{display:block;width:100%;height:auto;max-height:260px}
+.chart svg{display:block;width:100%;max-width:760px;height:auto}
 .figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(130px,1fr));gap:8px;margin:10px 0}
 .figure{background:#f7f8fa;border-radius:6px;padding:6px 8px}
 .figure b{display:block;font-size:1.15em}
