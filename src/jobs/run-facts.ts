@@ -1,7 +1,7 @@
 import { createReadStream, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { parse } from 'csv-parse';
 import { hashFile } from '../ingest/sources.js';
+import { TableReader } from '../ingest/table/reader.js';
 import type {
   AccountingFact,
   DeltaFact,
@@ -229,9 +229,9 @@ async function moreExamples(path: string, facts: ReasonFact[], shown: RejectReas
   const firsts = new Map(shown.map((r) => [r.reason, r.example]));
   let wanting = facts.filter((f) => f.examples.length < EXAMPLES_PER_REASON).length;
   if (wanting === 0) return;
-  const parser = createReadStream(path).pipe(parse({ columns: true, relax_column_count: true, bom: true }));
+  const stream = createReadStream(path, { encoding: 'utf8' });
   try {
-    for await (const line of parser as AsyncIterable<Record<string, string>>) {
+    for await (const line of rejectsLines(stream, path)) {
       const kind = reasonKind(line.field || undefined, line.reason ?? '');
       const fact = byKind.get(kind);
       if (!fact || fact.examples.length >= EXAMPLES_PER_REASON) continue;
@@ -254,8 +254,32 @@ async function moreExamples(path: string, facts: ReasonFact[], shown: RejectReas
   } catch {
     // The file is the run's own; if it cannot be read now, the summary's one example each stands.
   } finally {
-    parser.destroy();
+    stream.destroy();
   }
+}
+
+/** The rejects file's lines as objects keyed by its header, read by the one table reader. */
+async function* rejectsLines(stream: AsyncIterable<unknown>, file: string): AsyncGenerator<Record<string, string>> {
+  const reader = new TableReader({ delimiter: ',', file });
+  let header: string[] | undefined;
+  let lines: Record<string, string>[] = [];
+  const take = (cells: string[]) => {
+    if (!header) {
+      header = cells.map((c) => c.replace(/^\uFEFF/, ''));
+      return;
+    }
+    if (cells.length === 1 && cells[0] === '') return;
+    const names = header;
+    lines.push(Object.fromEntries(names.map((name, i) => [name, cells[i] ?? ''])));
+  };
+  for await (const chunk of stream) {
+    reader.write(chunk as string, take);
+    const ready = lines;
+    lines = [];
+    yield* ready;
+  }
+  reader.end(take);
+  yield* lines;
 }
 
 // ---- a list upload -----------------------------------------------------------------------------
