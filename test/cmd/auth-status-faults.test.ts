@@ -75,7 +75,7 @@ describe('auth status under a flaky service', () => {
     expect(r.stderr).toMatch(/^Error: the service answered, but with errors \(tried for about 3 s\): .*HTTP 503/m);
     expect(r.stderr).not.toMatch(/could not be reached|unreachable/);
     // Generous guard: the check's own bound is 3 s.
-    expect(r.ms).toBeLessThan(8000);
+    expect(r.ms).toBeLessThan(20_000);
 
     const table = await status(sandbox, ['-o', 'table']);
     expect(table.code).toBe(5);
