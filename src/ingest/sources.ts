@@ -1,10 +1,12 @@
+import type { Stats } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { createGunzip } from 'node:zlib';
-import { InputError } from '../errors.js';
+import { InputError, LeadctlError } from '../errors.js';
 import type { IO, InputEncoding } from '../io/io.js';
+import { openByteStream, READ_CHUNK } from '../io/open-file.js';
 
 /** An opened input: decoded text chunks (UTF-8 or UTF-16, BOM removed, gunzipped) and a name for messages. */
 export interface InputSource {
@@ -19,14 +21,27 @@ export interface InputSource {
 }
 
 const GZIP_MAGIC = [0x1f, 0x8b];
-const READ_CHUNK = 256 * 1024;
+
+export interface OpenInputOptions {
+  /**
+   * Stops the reading of standard input, a pipe, a FIFO or a device: the stream ends in the
+   * signal's reason (an InterruptedError, say), even while it waits for a writer that sends
+   * nothing. A regular file is always read to its end, within the readers' limits, so that a run
+   * stopped by a signal can still account for what the file holds.
+   */
+  signal?: AbortSignal;
+}
 
 /**
  * Opens a file path, or `-` for standard input. Compression and encoding are detected from the
  * content rather than the name, so `zcat`-less pipes and mis-named files work too. Fails early
  * (before any reading) when the file is missing or is a directory.
  */
-export async function openInput(pathOrDash: string, io: Pick<IO, 'stdin' | 'cwd' | 'input'>): Promise<InputSource> {
+export async function openInput(
+  pathOrDash: string,
+  io: Pick<IO, 'stdin' | 'cwd' | 'input'>,
+  options: OpenInputOptions = {},
+): Promise<InputSource> {
   let raw: Readable;
   let name: string;
   let size: number | undefined;
@@ -37,8 +52,9 @@ export async function openInput(pathOrDash: string, io: Pick<IO, 'stdin' | 'cwd'
   } else {
     name = pathOrDash;
     const full = resolve(io.cwd, pathOrDash);
+    let info: Stats;
     try {
-      const info = await stat(full);
+      info = await stat(full);
       if (info.isDirectory()) throw new InputError('is a directory, not a file', { file: name });
       if (info.isFile()) {
         size = info.size;
@@ -49,22 +65,65 @@ export async function openInput(pathOrDash: string, io: Pick<IO, 'stdin' | 'cwd'
       throw new InputError(describeFsError(err), { file: name }, { cause: err });
     }
     try {
-      const handle = await open(full, 'r');
-      raw = handle.createReadStream({ highWaterMark: READ_CHUNK });
+      raw = await openByteStream(full, info);
     } catch (err) {
       throw new InputError(describeFsError(err), { file: name }, { cause: err });
     }
   }
-  const bytes = await peekable(raw);
+  const signal = size === undefined ? options.signal : undefined;
+  if (signal) {
+    const stop = () => raw.destroy(signal.reason);
+    if (signal.aborted) stop();
+    else {
+      signal.addEventListener('abort', stop, { once: true });
+      raw.once('close', () => signal.removeEventListener('abort', stop));
+    }
+  }
+  let bytes: Awaited<ReturnType<typeof peekable>>;
+  try {
+    bytes = await peekable(raw);
+  } catch (err) {
+    throw unreadable(name, err, signal);
+  }
   const gzipped = bytes.head.length >= 2 && bytes.head[0] === GZIP_MAGIC[0] && bytes.head[1] === GZIP_MAGIC[1];
   const raw0 = watch ? unchangedWhileRead(bytes.all(), watch, name) : bytes.all();
   const byteStream = gzipped ? gunzip(raw0) : raw0;
   return {
     name,
     gzipped,
-    stream: Readable.from(decodeText(byteStream, name, io.input?.encoding)),
+    stream: Readable.from(decodeText(byteStream, name, io.input?.encoding, signal)),
     ...(size !== undefined && !gzipped ? { bytes: size } : {}),
   };
+}
+
+/**
+ * The whole text of an input that is read as one document (a lead file), refused once it passes
+ * `maxChars` instead of being held whole however large it is.
+ */
+export async function readWholeText(input: InputSource, maxChars: number, hint?: string): Promise<string> {
+  const parts: string[] = [];
+  let length = 0;
+  for await (const chunk of input.stream) {
+    const text = chunk as string;
+    length += text.length;
+    if (length > maxChars) {
+      input.stream.destroy();
+      throw new InputError(
+        `is larger than ${describeChars(maxChars)} of text; a file read whole is limited to that`,
+        { file: input.name },
+        hint ? { hint } : undefined,
+      );
+    }
+    parts.push(text);
+  }
+  return parts.join('');
+}
+
+/** `4 MiB`, `64 KiB`, or a count of characters. */
+export function describeChars(chars: number): string {
+  if (chars % (1 << 20) === 0) return `${chars / (1 << 20)} MiB`;
+  if (chars % (1 << 10) === 0) return `${chars / (1 << 10)} KiB`;
+  return `${chars.toLocaleString('en-US')} characters`;
 }
 
 /** Gunzipped bytes; a truncated or corrupt archive surfaces as an error of the iteration (never an unhandled 'error' event). */
@@ -166,7 +225,12 @@ function toBuffer(chunk: Buffer | string | Uint8Array): Buffer {
  * is honoured; otherwise UTF-8, where bytes that are not UTF-8 (a Windows-1252 export, say) are
  * refused rather than silently turned into replacement characters.
  */
-async function* decodeText(bytes: AsyncIterable<Buffer>, name: string, chosen?: InputEncoding): AsyncGenerator<string> {
+async function* decodeText(
+  bytes: AsyncIterable<Buffer>,
+  name: string,
+  chosen?: InputEncoding,
+  signal?: AbortSignal,
+): AsyncGenerator<string> {
   let decoder: TextDecoder | undefined;
   let encoding: string = chosen ?? 'utf-8';
   const place = new BytePlace();
@@ -178,7 +242,7 @@ async function* decodeText(bytes: AsyncIterable<Buffer>, name: string, chosen?: 
       try {
         next = await iterator.next();
       } catch (err) {
-        throw unreadable(name, err);
+        throw unreadable(name, err, signal);
       }
       if (next.done) {
         ended = true;
@@ -313,8 +377,10 @@ function detectEncoding(head: Buffer): string {
   return 'utf-8';
 }
 
-function unreadable(name: string, cause: unknown): InputError {
-  if (cause instanceof InputError) return cause;
+function unreadable(name: string, cause: unknown, signal?: AbortSignal): unknown {
+  // Stopped on purpose (a signal): the reason itself, not a read error.
+  if (signal?.aborted) return signal.reason;
+  if (cause instanceof LeadctlError) return cause;
   const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? '';
   const message = cause instanceof Error ? cause.message : String(cause);
   if (code.startsWith('Z_') || /unexpected end of file|incorrect header check/i.test(message)) {

@@ -1,11 +1,13 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InputError } from '../../../src/errors.js';
-import { firstInvalidUtf8, openInput } from '../../../src/ingest/sources.js';
+import { InputError, InterruptedError } from '../../../src/errors.js';
+import { firstInvalidUtf8, openInput, readWholeText } from '../../../src/ingest/sources.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'leadctl-sources-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -145,5 +147,58 @@ describe('openInput', () => {
     const source = await openInput(file('cut.gz', whole.subarray(0, whole.length - 20)), io());
     const err = await failure(text(source));
     expect(err.message).toMatch(/^cut\.gz: is not a complete gzip file/);
+  });
+});
+
+const posix = process.platform !== 'win32';
+
+/** A FIFO in the test folder (mkfifo(1): Node has no call for it). */
+function fifo(name: string): string {
+  execFileSync('mkfifo', [join(dir, name)]);
+  return name;
+}
+
+describe('inputs that can wait for ever, or never end', () => {
+  it.runIf(posix)('reads a FIFO once a writer comes, and ends when it closes', async () => {
+    const name = fifo('later.fifo');
+    const opened = openInput(name, io());
+    const writer = spawn('sh', ['-c', `sleep 0.2; printf 'a\\nb\\n' > '${join(dir, name)}'`]);
+    // Listened for at once: the writer may be done before the reading is.
+    const written = once(writer, 'close');
+    expect(await text(await opened)).toBe('a\nb\n');
+    await written;
+  });
+
+  it.runIf(posix)('stops reading a FIFO nobody writes to when the signal is aborted, with its reason', async () => {
+    const controller = new AbortController();
+    const opening = openInput(fifo('silent.fifo'), io(), { signal: controller.signal });
+    setTimeout(() => controller.abort(new InterruptedError('SIGTERM')), 50);
+    await expect(opening).rejects.toBeInstanceOf(InterruptedError);
+  });
+
+  it('stops reading standard input that never ends, mid-stream, with the reason', async () => {
+    const controller = new AbortController();
+    const stdin = new Readable({ read() {} });
+    stdin.push('first\n');
+    const source = await openInput('-', { cwd: dir, stdin }, { signal: controller.signal });
+    const iterator = source.stream[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toBe('first\n');
+    setTimeout(() => controller.abort(new InterruptedError('SIGINT')), 20);
+    await expect(iterator.next()).rejects.toMatchObject({ exitCode: 130 });
+  });
+
+  it('reads a regular file to its end whatever the signal (a run can still account for it)', async () => {
+    const controller = new AbortController();
+    controller.abort(new InterruptedError('SIGTERM'));
+    const source = await openInput(file('whole.txt', 'x\ny\n'), io(), { signal: controller.signal });
+    expect(await text(source)).toBe('x\ny\n');
+  });
+
+  it('holds a document read whole only up to its limit', async () => {
+    const source = await openInput('-', io([Buffer.from('a'.repeat(40)), Buffer.from('b'.repeat(40))]));
+    const err = await failure(readWholeText(source, 64, 'keep it short'));
+    expect(err.message).toBe('stdin: is larger than 64 characters of text; a file read whole is limited to that');
+    expect(err.hint).toBe('keep it short');
+    expect(await readWholeText(await openInput('-', io([Buffer.from('{}')])), 64)).toBe('{}');
   });
 });
