@@ -1,5 +1,5 @@
-import { InputError } from '../../errors.js';
-import { peekText, type InputSource } from '../sources.js';
+import { InputError, quoteValue } from '../../errors.js';
+import { describeChars, peekText, type InputSource } from '../sources.js';
 
 /**
  * The one tabular reader: decoded text → records (arrays of cells), for every command that reads
@@ -41,6 +41,10 @@ export type RecordSink = (cells: string[], row: number) => void;
 const NEED_MORE = -1;
 const NOT_FAST = -2;
 
+function hasLineBreak(text: string): boolean {
+  return text.indexOf('\n') !== -1 || text.indexOf('\r') !== -1;
+}
+
 export function checkDelimiter(delimiter: string): void {
   if (delimiter.length !== 1 || delimiter === '"' || delimiter === '\r' || delimiter === '\n') {
     throw new InputError(
@@ -56,8 +60,13 @@ export class TableReader {
   private readonly rowOffset: number;
   private started = false;
   private nextQuote = -1;
+  private nextDelimiter = -1;
   private nextCr = -1;
   private nextLf = -1;
+  /** Chunks of an open record that brought no line break (see `write`). */
+  private held: string[] = [];
+  private heldChars = 0;
+  private quoted = false;
   private readonly delimiter: string;
   private readonly delimiterCode: number;
   private readonly maxField: number;
@@ -78,15 +87,30 @@ export class TableReader {
     return this.row - this.rowOffset;
   }
 
+  /** While a RecordSink runs: whether its record had a quoted value (a list file is then CSV, not plain lines). */
+  get lastRecordQuoted(): boolean {
+    return this.quoted;
+  }
+
   /** Reads what `chunk` completes; a record cut by the chunk's end waits for the next one. */
   write(chunk: string, onRecord: RecordSink): void {
     if (!this.started) {
       this.started = true;
       if (chunk.charCodeAt(0) === 0xfeff) chunk = chunk.slice(1);
     }
-    this.text = this.pos < this.text.length ? this.text.slice(this.pos) + chunk : chunk;
+    const carried = this.pos < this.text.length ? this.text.length - this.pos : 0;
+    // A record can only end at a line break: while one is open and the chunks bring none, they are
+    // kept aside, not joined and scanned again each time (a 200 MB line costs one pass, to the limit).
+    if (carried && !hasLineBreak(chunk) && this.text.charCodeAt(this.text.length - 1) !== CR) {
+      this.held.push(chunk);
+      this.heldChars += chunk.length;
+      if (carried + this.heldChars > this.maxRecord) this.tooLong([this.text.slice(this.pos), ...this.held]);
+      return;
+    }
+    this.text = (carried ? this.text.slice(this.pos) : '') + this.takeHeld() + chunk;
     this.pos = 0;
     this.nextQuote = -1;
+    this.nextDelimiter = -1;
     this.nextCr = -1;
     this.nextLf = -1;
     this.drain(false, onRecord);
@@ -94,9 +118,25 @@ export class TableReader {
 
   /** The last record (one without a final line break); an open quote is an error here. */
   end(onRecord: RecordSink): void {
+    if (this.held.length) {
+      this.text = this.text.slice(this.pos) + this.takeHeld();
+      this.pos = 0;
+      this.nextQuote = -1;
+      this.nextDelimiter = -1;
+      this.nextCr = -1;
+      this.nextLf = -1;
+    }
     this.drain(true, onRecord);
     this.text = '';
     this.pos = 0;
+  }
+
+  private takeHeld(): string {
+    if (this.held.length === 0) return '';
+    const text = this.held.join('');
+    this.held = [];
+    this.heldChars = 0;
+    return text;
   }
 
   private emit(cells: string[], onRecord: RecordSink): void {
@@ -111,7 +151,7 @@ export class TableReader {
       let next = this.fast(text, pos, final, onRecord);
       if (next === NOT_FAST) next = this.slow(text, pos, final, onRecord);
       if (next === NEED_MORE) {
-        if (text.length - pos > this.maxRecord) this.tooLong(text, pos, text.length);
+        if (text.length - pos > this.maxRecord) this.tooLong([text.slice(pos)]);
         break;
       }
       pos = next;
@@ -149,12 +189,14 @@ export class TableReader {
       lineEnd = text.length;
       next = text.length;
     }
-    if (lineEnd - pos > this.maxRecord) this.tooLong(text, pos, lineEnd);
+    if (lineEnd - pos > this.maxRecord) this.tooLong([text.slice(pos, lineEnd)]);
     const delimiter = this.delimiter;
     const cells: string[] = [];
     let s = pos;
+    this.quoted = false;
     while (true) {
       if (s < lineEnd && text.charCodeAt(s) === QUOTE) {
+        this.quoted = true;
         let value = '';
         let q = s + 1;
         while (true) {
@@ -179,8 +221,14 @@ export class TableReader {
         const found = text.indexOf('"', s);
         this.nextQuote = found === -1 ? text.length : found;
       }
-      let c = text.indexOf(delimiter, s);
-      if (c === -1 || c > lineEnd) c = lineEnd;
+      // Cached like the quote: a file of one column has no delimiter, and searching the rest of
+      // the chunk for one on every line would make each chunk cost its length squared.
+      if (this.nextDelimiter < s) {
+        const found = text.indexOf(delimiter, s);
+        this.nextDelimiter = found === -1 ? text.length : found;
+      }
+      let c = this.nextDelimiter;
+      if (c > lineEnd) c = lineEnd;
       if (this.nextQuote < c) return NOT_FAST;
       cells.push(text.slice(s, c));
       if (c === lineEnd) break;
@@ -200,6 +248,7 @@ export class TableReader {
     let quoting = false;
     let wasQuoted = false;
     let i = start;
+    this.quoted = false;
     const endField = () => {
       if (field.length > this.maxField) this.fieldTooLong(cells.length, field.length);
       cells.push(field);
@@ -207,7 +256,7 @@ export class TableReader {
       wasQuoted = false;
     };
     while (true) {
-      if (i - start > this.maxRecord) this.tooLong(text, start, i);
+      if (i - start > this.maxRecord) this.tooLong([text.slice(start, i)]);
       if (i >= length) {
         if (!final) return NEED_MORE;
         if (quoting)
@@ -261,6 +310,7 @@ export class TableReader {
             fieldStart,
           );
         quoting = true;
+        this.quoted = true;
         i++;
         continue;
       }
@@ -278,6 +328,7 @@ export class TableReader {
       }
       if (ch === QUOTE && field.length === 0 && !wasQuoted) {
         quoting = true; // relaxQuotes: a quote at a value's start still opens a quoted value
+        this.quoted = true;
         i++;
         continue;
       }
@@ -299,11 +350,14 @@ export class TableReader {
     );
   }
 
-  private tooLong(text: string, start: number, end: number): never {
+  /** The open record, in pieces, is past the limit; its column is that of its last delimiter. */
+  private tooLong(pieces: readonly string[]): never {
     let column = 1;
-    for (let i = start; i < end; i++) if (text.charCodeAt(i) === this.delimiterCode) column++;
+    for (const piece of pieces) {
+      for (let i = piece.indexOf(this.delimiter); i !== -1; i = piece.indexOf(this.delimiter, i + 1)) column++;
+    }
     throw new InputError(
-      `the row is longer than ${(this.maxRecord / (1 << 20)).toFixed(0)} MiB of text, with no line break yet`,
+      `the row is longer than ${describeChars(this.maxRecord)} of text, with no line break yet`,
       { file: this.options.file, row: this.row + 1, column },
       {
         hint: 'a value this long is most often a quoted value whose closing quote is missing, or a file that is not CSV',
@@ -413,7 +467,7 @@ export function checkHeaderNames(
     }
     const first = seen.get(k);
     if (first === undefined) seen.set(k, i + 1);
-    else duplicates.push(`"${name.trim()}" (columns ${first} and ${i + 1})`);
+    else duplicates.push(`${quoteValue(name.trim())} (columns ${first} and ${i + 1})`);
   }
   const parts: string[] = [];
   if (duplicates.length)
