@@ -268,8 +268,18 @@ export class InterruptedError extends LeadctlError {
 /** Longer values are cut in messages: a 20 MB cell must not become 20 MB of stderr. */
 const QUOTE_MAX = 60;
 
-/** A value as messages and rejects files quote it: `"AAAA…" (20,000,000 chars)` when long. */
-export function quoteValue(value: string, max: number = QUOTE_MAX): string {
-  if (value.length <= max) return `"${value}"`;
-  return `"${value.slice(0, max)}…" (${value.length.toLocaleString('en-US')} chars)`;
+/**
+ * A value as messages, tables and rejects files quote it: `"AAAA…" (20,000,000 chars)` when long
+ * (the first `max` characters, never half a surrogate pair). `quotes: false` leaves out the quotes.
+ */
+export function quoteValue(value: string, options: { max?: number; quotes?: boolean } = {}): string {
+  const max = options.max ?? QUOTE_MAX;
+  const q = options.quotes === false ? '' : '"';
+  if (value.length <= max) return `${q}${value}${q}`;
+  const end = isHighSurrogate(value.charCodeAt(max - 1)) ? max - 1 : max;
+  return `${q}${value.slice(0, end)}…${q} (${value.length.toLocaleString('en-US')} chars)`;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }

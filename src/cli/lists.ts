@@ -134,7 +134,7 @@ function uploadRun(
                 }),
               );
             } else if (event.type === 'csv-from') {
-              ctx.log.info(describeCsvFrom(event.file, event.row));
+              ctx.log.info(describeCsvFrom(event.file, event.row, event.delimiter));
             } else if (event.type === 'rows') {
               progress.update(`Read ${event.rows.toLocaleString('en-US')} rows`);
             } else {

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { ApiClient } from '../api/client.js';
 import type { IO } from '../io/io.js';
-import { ExitCode, LeadctlError, UsageError, ValidationError } from '../errors.js';
+import { ExitCode, LeadctlError, quoteValue, UsageError, ValidationError } from '../errors.js';
 import { createDistinctSet, digitsToNumber, isNumericDistinctSet } from '../ingest/lists/dedupe.js';
 import { isRowProblem } from '../ingest/lists/cells.js';
 import { headerMatcher, LIST_VALUE_KINDS, normaliserFor, spreadsheetHint } from '../ingest/lists/normalise.js';
@@ -44,8 +44,8 @@ export interface ListUploadOptions {
 
 export type ListUploadEvent =
   | { type: 'reading'; file: string; format: ListFileFormat; column?: string; headerRow?: number }
-  /** Plain lines gave way to CSV at this row (it has a quote or a comma). */
-  | { type: 'csv-from'; file: string; row: number }
+  /** Plain lines gave way to CSV at this row (it has a quoted value or a delimiter). */
+  | { type: 'csv-from'; file: string; row: number; delimiter?: string }
   | { type: 'rows'; rows: number }
   | { type: 'uploading'; items: number };
 
@@ -169,7 +169,7 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
     // Opening the rejects file would empty the input before it is read.
     throw new UsageError(`--rejects ${options.rejectsPath} is the input file itself; name another file`);
   }
-  const source = await openInput(options.input, deps.io);
+  const source = await openInput(options.input, deps.io, { signal: deps.signal });
   const rejects = options.rejectsPath
     ? await ListRejectsWriter.open(options.rejectsPath, deps.io.cwd, source.name, { raw: deps.io.csv?.raw })
     : undefined;
@@ -220,9 +220,12 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
         value: display(raw),
         reason: hint ? `${reason} (${hint})` : reason,
       };
-      if (!group) reasons.set(reason, { reason, count: 1, example: problem });
+      // Shown values are cut (a value of a few KB once held the report table for minutes); the
+      // rejects file keeps the whole of each.
+      const short = problem.value.length > SHORT_VALUE ? { ...problem, value: shortValue(problem.value) } : problem;
+      if (!group) reasons.set(reason, { reason, count: 1, example: short });
       if (shown.length >= SHOWN_PROBLEMS && !rejects) return undefined;
-      if (shown.length < SHOWN_PROBLEMS) shown.push(problem);
+      if (shown.length < SHOWN_PROBLEMS) shown.push(short);
       return rejects?.write(problem);
     };
 
@@ -243,7 +246,7 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
       if (deps.signal?.aborted) throw abortReason(deps.signal);
       if (reader.csvFromRow !== undefined && !csvAnnounced) {
         csvAnnounced = true;
-        deps.onEvent?.({ type: 'csv-from', file: source.name, row: reader.csvFromRow });
+        deps.onEvent?.({ type: 'csv-from', file: source.name, row: reader.csvFromRow, delimiter: reader.delimiter });
       }
       const cells = batch.cells;
       for (let i = 0; i < cells.length; i++) {
@@ -373,6 +376,13 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
   } finally {
     await rejects?.close();
   }
+}
+
+/** Values longer than this are shown cut, with their length. */
+const SHORT_VALUE = 60;
+
+function shortValue(value: string): string {
+  return quoteValue(value, { max: SHORT_VALUE, quotes: false });
 }
 
 const NUMBER_RUN = /\d(?:[\d .-]*\d)?/g;

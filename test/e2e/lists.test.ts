@@ -272,6 +272,34 @@ describe('lists create and update from every kind of input', () => {
   });
 });
 
+describe('lists create --delimiter', () => {
+  it('splits on ";" when named: a one-column list gets "987654321;abc" as a problem of its row, not as one value', async () => {
+    const r = await run(
+      ['lists', 'create', '--name', 'Semicolons', '--type', 'ssn', '--delimiter', ';', '-'],
+      'SSN\n123-45-6789\n987654321;abc\n',
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('Row 3 of stdin has a quote or a semicolon: reading it and every row after it as CSV');
+    const doc = stderrDocument(r.stderr);
+    expect(doc.error.details.problems).toEqual([
+      {
+        row: 3,
+        value: '********1;abc',
+        reason: 'has 2 fields but the file has 1 column (a value containing ";" must be in double quotes)',
+      },
+    ]);
+  });
+
+  it('finds the column of a ";" file and uploads its values, commas inside values left alone', async () => {
+    const r = await run(
+      ['lists', 'create', '--name', 'Semicolon columns', '--type', 'employer', '--delimiter', 'semicolon', '-'],
+      'id;employer;ssn\n1;Globex, Inc.;123-45-6789\n2;Acme;234-56-7890\n',
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ format: 'csv', column: '2 (employer)', valid: 2, uploaded: 2 });
+  });
+});
+
 describe('lists get', () => {
   let id: number;
   beforeAll(async () => {

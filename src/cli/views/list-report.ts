@@ -109,6 +109,8 @@ export function describeRead(summary: Pick<ListUploadSummary, 'file' | 'format' 
 }
 
 /** Said when plain lines give way to CSV, so the first line said is not left standing as untrue. */
-export function describeCsvFrom(file: string, row: number): string {
-  return `Row ${row} of ${file} has a quote or a comma: reading it and every row after it as CSV`;
+export function describeCsvFrom(file: string, row: number, delimiter = ','): string {
+  return `Row ${row} of ${file} has a quote or ${DELIMITER_WORDS[delimiter] ?? `a "${delimiter}"`}: reading it and every row after it as CSV`;
 }
+
+const DELIMITER_WORDS: Record<string, string> = { ',': 'a comma', ';': 'a semicolon', '\t': 'a tab', '|': 'a pipe' };

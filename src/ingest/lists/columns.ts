@@ -1,4 +1,4 @@
-import { UsageError } from '../../errors.js';
+import { quoteValue, UsageError } from '../../errors.js';
 
 /** How the caller wants the value column found. */
 export interface ColumnRequest {
@@ -31,7 +31,10 @@ export function headerLabel(cell: string): string {
 export function chooseColumn(first: string[], request: ColumnRequest, file: string, row: number): ColumnChoice {
   const width = first.length;
   const names = () =>
-    first.map((c, i) => `${i + 1}: ${c.trim() === '' ? '(blank)' : JSON.stringify(c.trim())}`).join(', ');
+    first
+      .slice(0, 30)
+      .map((c, i) => `${i + 1}: ${c.trim() === '' ? '(blank)' : quoteValue(c.trim())}`)
+      .join(', ') + (width > 30 ? `, … (${width} columns)` : '');
   const looksLikeHeader = (cell: string) => {
     if (request.headerMatches(headerLabel(cell))) return true;
     return /[a-z]/i.test(cell) && !request.looksLikeValue(cell);
@@ -78,7 +81,7 @@ export function chooseColumn(first: string[], request: ColumnRequest, file: stri
       .filter((i) => i >= 0);
     if (matches.length === 1) return { header: true, index: matches[0]!, name: first[matches[0]!]!.trim(), width };
     if (matches.length > 1) {
-      const which = matches.map((i) => `${i + 1}: ${JSON.stringify(first[i]!.trim())}`).join(', ');
+      const which = matches.map((i) => `${i + 1}: ${quoteValue(first[i]!.trim())}`).join(', ');
       throw new UsageError(`${file}: several columns could hold the values (${which}); ${hint}`);
     }
   }

@@ -1,5 +1,7 @@
 import { InputError } from '../../errors.js';
 import type { ListCell } from './cells.js';
+import { describeChars } from '../sources.js';
+import { MAX_FIELD_CHARS, MAX_RECORD_CHARS } from '../table/reader.js';
 
 /**
  * Streams the items of a top-level JSON array of scalars without holding the document:
@@ -23,11 +25,24 @@ class JsonArrayScanner {
   private state: 'start' | 'value' | 'after' | 'done' = 'start';
   private item = 0;
   private sawComma = false;
+  /** Text kept aside while an item is incomplete, until there is twice as much (see `feed`). */
+  private held: string[] = [];
+  private heldChars = 0;
 
   constructor(private readonly file: string) {}
 
   *feed(chunk: string, eof: boolean): Generator<ListCell> {
-    this.buf = this.buf.length ? this.buf + chunk : chunk;
+    // An item cut by a chunk's end is scanned again from its start when more text comes: only once
+    // the text has doubled, so that a long item costs a few passes, not one a chunk; never beyond the limit.
+    const total = this.buf.length + this.heldChars + chunk.length;
+    if (!eof && this.buf.length > 0 && total < 2 * this.buf.length && total <= MAX_RECORD_CHARS) {
+      this.held.push(chunk);
+      this.heldChars += chunk.length;
+      return;
+    }
+    this.buf = this.buf + this.held.join('') + chunk;
+    this.held = [];
+    this.heldChars = 0;
     let i = 0;
     const buf = this.buf;
     const n = buf.length;
@@ -65,7 +80,20 @@ class JsonArrayScanner {
         continue;
       }
       const end = this.valueEnd(buf, i, eof);
-      if (end < 0) break; // incomplete: wait for more text
+      if (end < 0) {
+        // incomplete: wait for more text
+        if (n - i > MAX_RECORD_CHARS)
+          throw this.error(
+            `item ${this.item + 1} is longer than ${describeChars(MAX_RECORD_CHARS)} of text (is the file a JSON list of values?)`,
+            this.item + 1,
+          );
+        break;
+      }
+      if (end - i > MAX_FIELD_CHARS)
+        throw this.error(
+          `item ${this.item + 1} holds ${(end - i).toLocaleString('en-US')} characters; values are limited to ${MAX_FIELD_CHARS.toLocaleString('en-US')}`,
+          this.item + 1,
+        );
       this.item++;
       this.sawComma = false;
       yield this.cell(buf.slice(i, end));
@@ -146,10 +174,10 @@ class JsonArrayScanner {
     if (c === '-' || (c >= '0' && c <= '9')) return token;
     if (token === 'null') return '';
     const what = c === '{' ? 'an object' : c === '[' ? 'an array' : `the boolean ${token}`;
-    return { problem: `is ${what}, not a value`, raw: token.length > 60 ? token.slice(0, 57) + '...' : token };
+    return { problem: `is ${what}, not a value`, raw: token };
   }
 
-  private error(message: string): InputError {
-    return new InputError(message, { file: this.file, ...(this.item > 0 ? { row: this.item } : {}) });
+  private error(message: string, row = this.item): InputError {
+    return new InputError(message, { file: this.file, ...(row > 0 ? { row } : {}) });
   }
 }

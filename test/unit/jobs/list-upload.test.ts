@@ -154,7 +154,7 @@ describe('runListUpload on the fixtures', () => {
     const reading = events.find((e) => e.type === 'reading');
     const switched = events.find((e) => e.type === 'csv-from');
     expect(reading).toMatchObject({ format: 'lines' });
-    expect(switched).toEqual({ type: 'csv-from', file: 'stdin', row: 3 });
+    expect(switched).toEqual({ type: 'csv-from', file: 'stdin', row: 3, delimiter: ',' });
     expect(result.summary).toMatchObject({ format: 'csv', csv_from_row: 3, distinct: 4 });
     const said = [
       describeRead({ file: reading!.file, format: 'lines', column: null, header_row: null }),

@@ -5,6 +5,7 @@ import type { ListCell } from '../../../../src/ingest/lists/cells.js';
 import { headerMatcher, normaliserFor } from '../../../../src/ingest/lists/normalise.js';
 import { openListReader, type ListReader } from '../../../../src/ingest/lists/reader.js';
 import { openInput } from '../../../../src/ingest/sources.js';
+import { MAX_FIELD_CHARS, MAX_RECORD_CHARS } from '../../../../src/ingest/table/reader.js';
 import { validateListItem } from '../../../../src/schema/list-items.js';
 import type { ListType } from '../../../../src/schema/lists.js';
 
@@ -14,17 +15,22 @@ interface Open {
   header?: boolean;
   /** Split the text into chunks of this many characters (exercises chunk boundaries). */
   chunk?: number;
+  /** As named with --delimiter. */
+  delimiter?: string;
 }
 
-async function open(text: string, options: Open = {}): Promise<ListReader> {
+/** `text` as one string (cut into `chunk`s), or as the chunks themselves. */
+async function open(text: string | string[], options: Open = {}): Promise<ListReader> {
   const type = options.type ?? 'Social Security Numbers';
   const size = options.chunk ?? 1 << 20;
   const chunks: Buffer[] = [];
-  for (let i = 0; i < text.length; i += size) chunks.push(Buffer.from(text.slice(i, i + size)));
+  if (typeof text !== 'string') chunks.push(...text.map((t) => Buffer.from(t)));
+  else for (let i = 0; i < text.length; i += size) chunks.push(Buffer.from(text.slice(i, i + size)));
   const source = await openInput('-', { cwd: '.', stdin: Readable.from(chunks) });
   const normalise = normaliserFor(type);
   return openListReader(source, {
     column: options.column,
+    delimiter: options.delimiter,
     header: options.header,
     headerMatches: headerMatcher(type),
     looksLikeValue: (cell) => validateListItem(type, normalise(cell)) === null,
@@ -84,9 +90,9 @@ describe('plain one-value-per-line files', () => {
     ]);
   });
 
-  it('reads old Mac line ends (a lone CR) through the CSV parser', async () => {
+  it('reads old Mac line ends (a lone CR) as line ends, still one value per line', async () => {
     const { reader, rows: r } = await read('SSN\r123456789\r\r234567890\r', { chunk: 4 });
-    expect(reader.format).toBe('csv');
+    expect(reader.format).toBe('lines');
     expect(r).toEqual([
       [2, '123456789'],
       [3, ''],
@@ -286,5 +292,104 @@ describe('JSON arrays', () => {
     expect((await rejection(read('["a",]'))).message).toContain('a "," after item 1 is followed by "]"');
     expect((await rejection(read('["a", "b"'))).message).toContain('ends after item 2 without the closing "]"');
     expect((await rejection(read('["a", "b'))).message).toContain('item 2: a string is never closed');
+  });
+});
+
+// The list reader is a layer over the one table reader: its delimiter, its limits, its rows.
+
+async function refusal(run: () => Promise<unknown>): Promise<InputError> {
+  try {
+    await run();
+  } catch (err) {
+    expect(err).toBeInstanceOf(InputError);
+    return err as InputError;
+  }
+  throw new Error('expected an InputError');
+}
+
+describe('--delimiter', () => {
+  it('splits on ";" when named: "987654321;abc" is two fields, a problem of its row, and CSV from there', async () => {
+    const reader = await open('SSN\n123456789\n987654321;abc\n234567890\n', { delimiter: ';' });
+    expect(reader.format).toBe('lines');
+    const r = await rows(reader);
+    expect(r[0]).toEqual([2, '123456789']);
+    expect(r[1]![0]).toBe(3);
+    expect(r[1]![1]).toEqual({
+      problem: 'has 2 fields but the file has 1 column (a value containing ";" must be in double quotes)',
+      raw: '987654321;abc',
+    });
+    expect(r[2]).toEqual([4, '234567890']);
+    expect(reader).toMatchObject({ format: 'csv', csvFromRow: 3, delimiter: ';' });
+  });
+
+  it('finds the column of a ";" file, and leaves commas inside values alone', async () => {
+    const reader = await open('id;ssn;employer\n1;123-45-6789;Globex, Inc.\n', { delimiter: ';' });
+    expect(reader.column).toMatchObject({ index: 1, name: 'ssn', width: 3 });
+    expect(await rows(reader)).toEqual([[2, '123-45-6789']]);
+    const names = await open('Employer\nGlobex, Inc.\nAcme\n', { delimiter: ';', type: 'Employer Names' });
+    expect(await rows(names)).toEqual([
+      [2, 'Globex, Inc.'],
+      [3, 'Acme'],
+    ]);
+    expect(names.format).toBe('lines');
+  });
+
+  it('is found on the first line when not named, a tab included', async () => {
+    const reader = await open('id\tzip\n1\t02134\n', { type: 'ZIP Codes' });
+    expect(reader.delimiter).toBe('\t');
+    expect(await rows(reader)).toEqual([[2, '02134']]);
+  });
+});
+
+describe('rows', () => {
+  it('keeps spreadsheet row numbers when blank lines come before a CSV header', async () => {
+    const reader = await open('\n\nid,ssn\n1,123456789\n\n2,234567890\n');
+    expect(reader.headerRow).toBe(3);
+    expect(await rows(reader)).toEqual([
+      [1, ''],
+      [2, ''],
+      [4, '123456789'],
+      [5, ''],
+      [6, '234567890'],
+    ]);
+  });
+
+  it('trims values the same way in plain lines and in CSV', async () => {
+    expect(await rows(await open('SSN\n 123456789 \n'))).toEqual([[2, '123456789']]);
+    expect(await rows(await open('id,ssn\n1, 123456789 \n'))).toEqual([[2, '123456789']]);
+  });
+});
+
+describe('limits: those of the table reader', () => {
+  it('refuses a line longer than the record limit, naming its row', async () => {
+    const long = '1'.repeat(MAX_RECORD_CHARS + 10);
+    const chunks = ['SSN\n123456789\n'];
+    for (let i = 0; i < long.length; i += 1 << 18) chunks.push(long.slice(i, i + (1 << 18)));
+    const err = await refusal(async () => rows(await open(chunks)));
+    expect(err.message).toMatch(/^stdin, row 3, column 1: the row is longer than 4 MiB of text/);
+  });
+
+  it('refuses a value longer than the cell limit, in a file of one column or several', async () => {
+    const value = `"${'7'.repeat(MAX_FIELD_CHARS + 1)}"`;
+    const single = await refusal(async () => rows(await open(`SSN\n${value}\n`)));
+    expect(single.message).toMatch(
+      /row 2, column 1: the value holds 1,048,577 characters; values are limited to 1,048,576$/,
+    );
+    const first = await refusal(() => open(`${value}\n`));
+    expect(first.location).toMatchObject({ row: 1, column: 1 });
+  });
+
+  it('refuses a JSON item past the limits, even one still open at the end of a chunk', async () => {
+    const item = 'x'.repeat(MAX_FIELD_CHARS + 1);
+    const err = await refusal(async () =>
+      rows(await open(['["123456789", "', item.slice(0, 1000), item.slice(1000), '"]'])),
+    );
+    expect(err.message).toBe('stdin, row 2: item 2 holds 1,048,579 characters; values are limited to 1,048,576');
+    const endless = ['["'];
+    for (let i = 0; i < 20; i++) endless.push('y'.repeat(1 << 18));
+    const open2 = await refusal(async () => rows(await open(endless)));
+    expect(open2.message).toBe(
+      'stdin, row 1: item 1 is longer than 4 MiB of text (is the file a JSON list of values?)',
+    );
   });
 });
