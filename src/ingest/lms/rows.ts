@@ -1,7 +1,8 @@
 import type { Hash } from 'node:crypto';
 import { InputError } from '../../errors.js';
-import { tableBatches } from '../table/reader.js';
-import type { InputSource } from '../sources.js';
+import { MAX_FIELD_CHARS, MAX_RECORD_CHARS, tableBatches } from '../table/reader.js';
+import { describeChars, type InputSource } from '../sources.js';
+import { JsonDocumentReader } from './json-document.js';
 import type { Level } from '../mapping/fields.js';
 
 /** Reading an export's files: CSV rows as arrays of cells, JSON and NDJSON values, with a content hash. */
@@ -75,7 +76,8 @@ export async function readCsv(
 /**
  * JSON values of a file: a JSON document (an array, or an object holding `arrayKey`) or NDJSON
  * (a value per line). `position` is the index in the array (1-based) or the line number.
- * A broken NDJSON line is one bad record; a broken JSON document is an unreadable file.
+ * A broken NDJSON line is one bad record; a broken JSON document is an unreadable file. Both are
+ * read as they stream, under the table reader's limits on a record and on a value.
  */
 export async function readJsonValues(
   input: InputSource,
@@ -86,64 +88,109 @@ export async function readJsonValues(
   hash?: Hash,
 ): Promise<number> {
   if (format === 'ndjson') {
-    let buffered = '';
-    let line = 0;
-    let count = 0;
-    const take = (text: string) => {
-      line++;
-      if (text.trim() === '') return;
-      count++;
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch (err) {
-        onBadLine(line, `not valid JSON: ${(err as Error).message}`);
-        return;
-      }
-      onValue(value, line);
-    };
-    const takeLine = (text: string, start: number, end: number) =>
-      take(text.slice(start, end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end));
-    for await (const chunk of hashed(input.stream, hash)) {
-      const text = buffered === '' ? chunk : buffered + chunk;
-      let start = 0;
-      let newline: number;
-      while ((newline = text.indexOf('\n', start)) >= 0) {
-        takeLine(text, start, newline);
-        start = newline + 1;
-      }
-      buffered = text.slice(start);
+    const lines = new NdjsonLines(input.name, onValue, onBadLine);
+    for await (const chunk of hashed(input.stream, hash)) lines.write(chunk);
+    return lines.end();
+  }
+  const document = new JsonDocumentReader(input.name, arrayKey, onValue);
+  for await (const chunk of hashed(input.stream, hash)) document.write(chunk);
+  return document.end();
+}
+
+/** NDJSON cut into lines in one pass: a line still open when a chunk ends is not scanned again. */
+class NdjsonLines {
+  private line = 0;
+  private count = 0;
+  /** The open line's text, in pieces. */
+  private open: string[] = [];
+  private openChars = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly onValue: (value: unknown, position: number) => void,
+    private readonly onBadLine: (position: number, reason: string) => void,
+  ) {}
+
+  write(chunk: string): void {
+    let start = 0;
+    let newline: number;
+    while ((newline = chunk.indexOf('\n', start)) >= 0) {
+      this.add(chunk, start, newline);
+      this.take();
+      start = newline + 1;
     }
-    if (buffered !== '') takeLine(buffered, 0, buffered.length);
-    return count;
+    this.add(chunk, start, chunk.length);
   }
-  let text = '';
-  for await (const chunk of hashed(input.stream, hash)) text += chunk;
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch (err) {
-    throw new InputError(`is not valid JSON: ${(err as Error).message}`, { file: input.name });
+
+  end(): number {
+    if (this.openChars > 0) this.take();
+    return this.count;
   }
-  let values: unknown;
-  if (Array.isArray(document)) values = document;
-  else if (
-    arrayKey !== undefined &&
-    document &&
-    typeof document === 'object' &&
-    Array.isArray((document as Record<string, unknown>)[arrayKey])
-  ) {
-    values = (document as Record<string, unknown>)[arrayKey];
-  } else if (arrayKey === undefined && document && typeof document === 'object') {
-    values = [document];
-  } else {
-    throw new InputError(`must hold an array${arrayKey ? ` or an object with a "${arrayKey}" array` : ''}`, {
-      file: input.name,
-    });
+
+  private add(chunk: string, start: number, end: number): void {
+    if (end === start) return;
+    this.openChars += end - start;
+    if (this.openChars > MAX_RECORD_CHARS) {
+      throw new InputError(
+        `the line is longer than ${describeChars(MAX_RECORD_CHARS)} of text, with no line break yet`,
+        { file: this.file, row: this.line + 1 },
+        { hint: 'NDJSON holds one record per line; a line this long is most often a file that is not NDJSON' },
+      );
+    }
+    this.open.push(start === 0 && end === chunk.length ? chunk : chunk.slice(start, end));
   }
-  const list = values as unknown[];
-  for (let i = 0; i < list.length; i++) onValue(list[i], i + 1);
-  return list.length;
+
+  private take(): void {
+    this.line++;
+    let text = this.open.length === 1 ? this.open[0]! : this.open.join('');
+    this.open = [];
+    this.openChars = 0;
+    if (text.charCodeAt(text.length - 1) === 13) text = text.slice(0, -1);
+    if (text.trim() === '') return;
+    this.count++;
+    if (text.length > MAX_FIELD_CHARS) {
+      const longest = longestString(text);
+      if (longest > MAX_FIELD_CHARS) {
+        throw new InputError(
+          `holds a value of ${longest.toLocaleString('en-US')} characters; values are limited to ${MAX_FIELD_CHARS.toLocaleString('en-US')}`,
+          { file: this.file, row: this.line },
+        );
+      }
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      this.onBadLine(this.line, `not valid JSON: ${(err as Error).message}`);
+      return;
+    }
+    this.onValue(value, this.line);
+  }
+}
+
+/** Characters of the longest JSON string in `text` (escapes counted as written). */
+function longestString(text: string): number {
+  let longest = 0;
+  let start = text.indexOf('"');
+  let backslash = -2;
+  while (start !== -1) {
+    let j = start + 1;
+    let quote = text.indexOf('"', j);
+    while (true) {
+      if (quote === -1) return Math.max(longest, text.length - start - 1);
+      if (backslash !== -1 && backslash < j) backslash = text.indexOf('\\', j);
+      if (backslash !== -1 && backslash < quote) {
+        // An escaped character: a quote there does not end the string.
+        j = backslash + 2;
+        if (quote < j) quote = text.indexOf('"', j);
+        continue;
+      }
+      longest = Math.max(longest, quote - start - 1);
+      start = text.indexOf('"', quote + 1);
+      break;
+    }
+  }
+  return longest;
 }
 
 /** Tells JSON from NDJSON (and both from CSV) by the first characters, for stdin and unnamed files. */
