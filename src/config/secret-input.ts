@@ -1,20 +1,32 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { IO } from '../io/io.js';
 import { UsageError } from '../errors.js';
+import { readSmallFile } from '../io/open-file.js';
 import { readAll } from '../io/read-all.js';
 
 /**
  * A secret (client secret, campaign api key) read from standard input or a file: its first
- * non-blank line, trimmed. Both refuse an empty source; a file others can read draws a warning.
+ * non-blank line, trimmed. Both refuse an empty source, and one larger than MAX_SECRET_BYTES (a
+ * file named by mistake must never be read whole, let alone sent as the secret); a file others
+ * can read draws a warning.
  */
+
+/** Secrets are a line of at most a few hundred characters. */
+const MAX_SECRET_BYTES = 64 * 1024;
+const LIMIT_HINT = 'the file (or standard input) must hold the secret alone, on one line';
 
 function firstLine(text: string): string {
   return (text.split(/\r?\n/).find((line) => line.trim() !== '') ?? '').trim();
 }
 
 export async function secretFromStdin(io: Pick<IO, 'stdin'>, flag: string, hint?: string): Promise<string> {
-  const secret = firstLine(await readAll(io.stdin));
+  const text = await readAll(io.stdin, {
+    maxBytes: MAX_SECRET_BYTES,
+    tooLarge: () =>
+      new UsageError(`${flag}: standard input holds more than 64 KiB; a secret is at most that`, { hint: LIMIT_HINT }),
+  });
+  const secret = firstLine(text);
   if (!secret) throw new UsageError(`${flag} was given but stdin was empty`, hint ? { hint } : undefined);
   return secret;
 }
@@ -29,8 +41,18 @@ export async function secretFromFile(
   const path = resolve(io.cwd, file);
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    const bytes = await readSmallFile(
+      path,
+      MAX_SECRET_BYTES,
+      (size) =>
+        new UsageError(
+          `the ${what} file ${path} ${size === undefined ? 'holds more than 64 KiB' : `is ${size.toLocaleString('en-US')} bytes`}; a secret file holds at most 64 KiB`,
+          { hint: LIMIT_HINT },
+        ),
+    );
+    text = bytes.toString('utf8');
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     throw new UsageError(
       `cannot read the ${what} file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
     );

@@ -1,6 +1,7 @@
 import { InputError } from '../../errors.js';
 import type { IO } from '../../io/io.js';
-import { openInput } from '../sources.js';
+import { openInput, readWholeText } from '../sources.js';
+import { MAX_RECORD_CHARS } from '../table/reader.js';
 
 /** How the leads were laid out in the file; the output mirrors it (one object, or a list). */
 export type LegacyInputShape = 'object' | 'array' | 'ndjson';
@@ -20,14 +21,21 @@ export interface LegacyInput {
   leads: LegacyInputLead[];
 }
 
+/** Four times the table reader's record limit: a lead file holds a handful of leads of a few KB. */
+const MAX_LEAD_FILE_CHARS = 4 * MAX_RECORD_CHARS;
+
 /**
  * Reads legacy leads from a file or `-` (stdin): one JSON object, a JSON array of objects, or
- * NDJSON. Lead files are small (a handful of test leads), so they are read whole.
+ * NDJSON. Lead files are small (a handful of test leads), so they are read whole, up to
+ * MAX_LEAD_FILE_CHARS (a larger file is refused, never held whole).
  */
 export async function readLegacyInput(path: string, io: Pick<IO, 'stdin' | 'cwd'>): Promise<LegacyInput> {
   const input = await openInput(path, io);
-  let text = '';
-  for await (const chunk of input.stream) text += chunk as string;
+  const text = await readWholeText(
+    input,
+    MAX_LEAD_FILE_CHARS,
+    'a lead file holds a few leads as JSON; post larger sets in several files',
+  );
   return parseLegacyInput(text, input.name);
 }
 

@@ -1,7 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import * as z from 'zod';
 import { InputError } from '../../errors.js';
+import { readSmallFile } from '../../io/open-file.js';
+import { describeChars } from '../sources.js';
 import { formatZodIssues } from '../../schema/common.js';
 import { checkFormat, compileDateParser, compileDateTimeParser, ISO_FORMAT, resolveZone } from './datetime.js';
 import {
@@ -81,11 +82,25 @@ export interface Mapping {
 /** With no mapping: columns named as the API's fields, cents, ISO dates, UTC. */
 export const IDENTITY_MAPPING: Mapping = { spec: {}, identity: true };
 
+/** A mapping is a few KB of JSON; a larger file is not one (and is not read whole). */
+const MAX_MAPPING_BYTES = 1 << 20;
+
 export async function loadMapping(path: string, cwd: string): Promise<Mapping> {
   let text: string;
   try {
-    text = await readFile(resolve(cwd, path), 'utf8');
+    const bytes = await readSmallFile(
+      resolve(cwd, path),
+      MAX_MAPPING_BYTES,
+      (size) =>
+        new InputError(
+          `is ${size === undefined ? 'larger than 1 MiB' : `${size.toLocaleString('en-US')} bytes`}: a mapping file is at most ${describeChars(MAX_MAPPING_BYTES)}`,
+          { file: path },
+          { hint: 'check that --mapping names the mapping (JSON) and not the export' },
+        ),
+    );
+    text = bytes.toString('utf8');
   } catch (err) {
+    if (err instanceof InputError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     throw new InputError(code === 'ENOENT' ? 'no such mapping file' : `could not be read: ${(err as Error).message}`, {
       file: path,
