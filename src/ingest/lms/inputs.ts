@@ -42,6 +42,8 @@ export interface StageExportOptions {
   onRows?: (file: string, rows: number) => void;
   /** See StageCsvOptions.precheckPayment. */
   precheckPayment?: (fields: Record<string, unknown>) => boolean;
+  /** Stops the reading (see OpenInputOptions). */
+  signal?: AbortSignal;
 }
 
 export async function stageExport(options: StageExportOptions): Promise<StagedExport> {
@@ -57,7 +59,7 @@ export async function stageExport(options: StageExportOptions): Promise<StagedEx
     let rowsRead = 0;
     let shape: 'flat' | 'documents' | undefined;
     for (const item of inputs) {
-      let input = await openInput(item.path, options.io);
+      let input = await openInput(item.path, options.io, { signal: options.signal });
       let format: InputFormat | undefined =
         item.role === 'auto' ? (options.format ?? formatFromName(input.name)) : 'csv';
       if (format === undefined) {

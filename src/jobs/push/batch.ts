@@ -117,6 +117,8 @@ class BatchRun {
   private readonly startedMs = performance.now();
   private readonly sources: string[] = [];
   private readonly abort = new AbortController();
+  /** Aborted by the first signal: a read waiting on a pipe or a FIFO stops at once. */
+  private readonly reading = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly notes: string[] = [];
   private mapping: Mapping = IDENTITY_MAPPING;
@@ -255,6 +257,7 @@ class BatchRun {
       return;
     }
     this.stop ??= { kind: 'signal', signal };
+    this.reading.abort(new ReadingStopped());
     this.env.onEvent({ type: 'stopping', reason: signal, inFlight: this.inFlight.size });
     const grace = this.env.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
     setTimeout(() => this.abort.abort(new Error('the wait for requests in flight ran out')), grace).unref();
@@ -293,7 +296,7 @@ class BatchRun {
    */
   private streamableInput(): BatchInput[] | undefined {
     const { inputs, format } = this.request;
-    if (inputs.some((i) => i.path === '-')) return undefined;
+    if (inputs.some((i) => !this.isRegularFile(i.path))) return undefined;
     if (inputs.length === 1)
       return inputs[0]!.role === 'auto' && (format ?? formatFromName(inputs[0]!.path)) === 'csv'
         ? [inputs[0]!]
@@ -384,7 +387,7 @@ class BatchRun {
 
   private async pushStreamed(inputs: BatchInput[]): Promise<void> {
     if (inputs.length === 2) return this.pushTwoStreamed(inputs);
-    const opened = await openInput(inputs[0]!.path, this.io);
+    const opened = await openInput(inputs[0]!.path, this.io, { signal: this.reading.signal });
     this.sources.push(opened.name);
     const groups = streamGroups(opened, {
       mapping: this.mapping,
@@ -410,7 +413,7 @@ class BatchRun {
   private async pushTwoStreamed(inputs: BatchInput[]): Promise<void> {
     const opened: InputSource[] = [];
     for (const input of inputs) {
-      opened.push(await openInput(input.path, this.io));
+      opened.push(await openInput(input.path, this.io, { signal: this.reading.signal }));
       this.sources.push(opened[opened.length - 1]!.name);
     }
     const at = (role: BatchInput['role']) => inputs.findIndex((i) => i.role === role);
@@ -447,6 +450,7 @@ class BatchRun {
       io,
       staging: this.staging,
       precheckPayment: paymentLooksValid,
+      signal: this.reading.signal,
       onRows: (file, rows) => {
         // A signal while reading: stop here; nothing is in flight yet, so there is nothing to wait for.
         if (this.stop !== undefined) {
@@ -465,9 +469,9 @@ class BatchRun {
     await this.pushGroups(staged.groups(), false);
   }
 
-  /** Files are keyed by their bytes; standard input only by what was read from it. */
+  /** Files are keyed by their bytes; standard input (or a pipe, a FIFO) only by what was read from it. */
   private async stagedDigest(readDigest: string): Promise<string> {
-    if (this.request.inputs.some((i) => i.path === '-')) return readDigest;
+    if (this.request.inputs.some((i) => !this.isRegularFile(i.path))) return readDigest;
     return this.fileDigest(this.request.inputs);
   }
 
@@ -491,7 +495,16 @@ class BatchRun {
           stoppedEarly = true;
           break;
         }
-        const next = await iterator.next();
+        let next: IteratorResult<CustomerGroup>;
+        try {
+          next = await iterator.next();
+        } catch (err) {
+          // A signal stopped the reading itself (it was waiting on a pipe, say): stop as above.
+          if (!(err instanceof ReadingStopped)) throw err;
+          this.inputFullyRead = false;
+          stoppedEarly = true;
+          break;
+        }
         if (next.done) break;
         if (streaming) this.totalCustomers++;
         const result = validateGroup(next.value);
@@ -817,6 +830,20 @@ class BatchRun {
   }
 
   // ---- summary ------------------------------------------------------------------------------
+
+  /**
+   * Standard input, a pipe or a FIFO can be read only once (and opening a FIFO to hash it would
+   * wait for a writer): they are staged, never streamed. A missing file counts as regular here, so
+   * that reading it says what is wrong.
+   */
+  private isRegularFile(path: string): boolean {
+    if (path === '-') return false;
+    try {
+      return statSync(resolve(this.io.cwd, path)).isFile();
+    } catch {
+      return true;
+    }
+  }
 
   private stampOf(path: string): string | undefined {
     if (path === '-') return undefined;

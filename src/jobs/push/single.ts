@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import { UPSERT_ANSWER, type ApiClient } from '../../api/client.js';
 import { noRecords } from '../../ingest/table/reader.js';
-import { AuthError, ConflictError, ExitCode, LeadctlError, NotFoundError, ValidationError } from '../../errors.js';
+import {
+  AuthError,
+  ConflictError,
+  ExitCode,
+  InterruptedError,
+  LeadctlError,
+  NotFoundError,
+  ValidationError,
+} from '../../errors.js';
 import { stageUpserts, type UpsertKind, type UpsertRecord } from '../../ingest/lms/records.js';
 import { formatFromName, peekText, sniffFormat, type InputFormat, type RowProblem } from '../../ingest/lms/rows.js';
 import { IDENTITY_MAPPING, loadMapping } from '../../ingest/mapping/mapping.js';
@@ -75,6 +83,9 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
     },
   );
   const abort = new AbortController();
+  // The file is read whole before anything is sent: a signal then stops the reading at once
+  // (even one waiting on a pipe or a FIFO), and the run ends as interrupted, with nothing sent.
+  const reading = new AbortController();
   let release: (() => void) | undefined;
   const inFlight = new Set<Promise<void>>();
   try {
@@ -82,6 +93,7 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
     release = io.onSignal((signal) => {
       if (stop?.kind === 'signal') abort.abort(new Error(`stopped by a second ${signal}`));
       stop ??= { kind: 'signal', signal };
+      reading.abort(new InterruptedError(signal));
       env.onEvent({ type: 'stopping', reason: signal, inFlight: inFlight.size });
       setTimeout(
         () => abort.abort(new Error('the wait for requests in flight ran out')),
@@ -92,7 +104,7 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
       client = await env.api();
       await client.token();
     }
-    let input = await openInput(request.input, io);
+    let input = await openInput(request.input, io, { signal: reading.signal });
     // `-` is one JSON record (or several); a named file says its format, or shows it.
     let format: InputFormat | undefined =
       request.format ?? (request.input === '-' ? undefined : formatFromName(input.name));
