@@ -1,4 +1,4 @@
-import { InputError, UsageError } from '../../errors.js';
+import { InputError, quoteValue, UsageError } from '../../errors.js';
 import { DryRunRequestSchema, formatZodIssues, type DryRunRequest, type LookbackWindow } from '../../schema/index.js';
 import type { IO } from '../../io/io.js';
 import { normaliseSsn } from '../lists/normalise.js';
@@ -94,6 +94,12 @@ function headerKey(h: string): string {
     .replace(/^_+|_+$/g, '');
 }
 
+/** The header's names for a message: each cut to a sensible length, the first 30 at most. */
+function columnList(header: readonly string[]): string {
+  const shown = header.slice(0, 30).map((h) => quoteValue(h, { quotes: false }));
+  return shown.join(', ') + (header.length > shown.length ? `, … (${header.length} columns)` : '');
+}
+
 function findColumn(
   header: string[],
   wanted: string | undefined,
@@ -104,7 +110,7 @@ function findColumn(
   if (wanted !== undefined) {
     const i = header.findIndex((h) => headerKey(h) === headerKey(wanted));
     if (i < 0)
-      throw new InputError(`has no column "${wanted}" (${flag}); its columns are: ${header.join(', ')}`, {
+      throw new InputError(`has no column "${wanted}" (${flag}); its columns are: ${columnList(header)}`, {
         file,
         row: 1,
       });
@@ -135,7 +141,7 @@ export async function openDryRunFile(
   const emailIndex = findColumn(header, options.emailColumn, EMAIL_HEADERS, '--email-column', input.name);
   if (ssnIndex === undefined && emailIndex === undefined) {
     throw new InputError(
-      `has no ssn or email column; its columns are: ${header.join(', ')}`,
+      `has no ssn or email column; its columns are: ${columnList(header)}`,
       { file: input.name, row: 1 },
       {
         hint: 'name the columns with --ssn-column NAME and/or --email-column NAME',

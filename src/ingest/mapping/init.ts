@@ -1,3 +1,4 @@
+import { quoteValue } from '../../errors.js';
 import { checkFormat, compileDateParser, compileDateTimeParser, ISO_FORMAT, resolveZone } from './datetime.js';
 import { LEVEL_FIELDS, LEVELS, PAYMENT_JOIN_KEYS, type FieldKind, type Level } from './fields.js';
 import { enumMatcher, looseKey } from './values.js';
@@ -100,7 +101,7 @@ export function starterMapping(files: readonly SampledFile[], timeZone?: string)
           if (!unmatched.includes(column)) unmatched.push(column);
           const names = found.map((t) => `${t.level}.${t.field}`).join(' or ');
           notes.push(
-            `"${column}" in ${file.name} looks like ${names}, but ${file.name} is ${ROLE_WORDS[role]}${file.role ? '' : ' (by most of its columns; say otherwise with --loans/--payments)'}: not mapped; map it by hand if it is right`,
+            `${quoteValue(column)} in ${file.name} looks like ${names}, but ${file.name} is ${ROLE_WORDS[role]}${file.role ? '' : ' (by most of its columns; say otherwise with --loans/--payments)'}: not mapped; map it by hand if it is right`,
           );
           return;
         }
@@ -116,14 +117,14 @@ export function starterMapping(files: readonly SampledFile[], timeZone?: string)
           if (format) datetimeFormats.add(format);
           else
             notes.push(
-              `${level}.${field} ("${column}"): no known datetime format fits values like "${samples[0]}"; set datetime_format`,
+              `${level}.${field} (${quoteValue(column)}): no known datetime format fits values like ${quoteValue(samples[0]!)}; set datetime_format`,
             );
         } else if (kind.type === 'date' && samples.length) {
           const format = DATE_CANDIDATES.find((f) => samples.every((s) => compileDateParser([f])(s).ok));
           if (format) dateFormats.add(format);
           else
             notes.push(
-              `${level}.${field} ("${column}"): no known date format fits values like "${samples[0]}"; set date_format`,
+              `${level}.${field} (${quoteValue(column)}): no known date format fits values like ${quoteValue(samples[0]!)}; set date_format`,
             );
         } else if (kind.type === 'enum') {
           const match = enumMatcher(kind.values);
