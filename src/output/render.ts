@@ -1,7 +1,7 @@
 /**
- * Results on stdout in the chosen format: a cli-table3 table for people, JSON (one document),
- * NDJSON (one line per record) or CSV for scripts. The table and CSV libraries load only
- * when a result is printed in their format.
+ * Results on stdout in the chosen format: a boxed table for people, JSON (one document),
+ * NDJSON (one line per record) or CSV for scripts. The CSV writer loads only when a result is
+ * printed as CSV.
  */
 import type { OutputFormat } from '../io/output-format.js';
 import type { OutputStream } from '../io/io.js';
@@ -73,19 +73,28 @@ export function fitColumns(
   width: number,
   words: readonly number[] = [],
 ): number[] | undefined {
-  const borders = natural.length + 1;
   const widths = [...natural];
-  const total = () => widths.reduce((a, b) => a + b, 0) + borders;
-  if (total() <= width) return undefined;
+  let total = widths.reduce((a, b) => a + b, 0) + natural.length + 1;
+  if (total <= width) return undefined;
   const least = natural.map((n) => Math.min(n, MIN_COLUMN + 2));
   const whole = natural.map((n, i) => Math.max(least[i]!, Math.min(n, (words[i] ?? 0) + 2)));
   for (const floor of [whole, least]) {
-    while (total() > width) {
+    while (total > width) {
+      // The widest column gives way, down to the next widest at once (a 20 MB cell is not
+      // narrowed a character at a time), then ties take turns a character each.
       let widest = -1;
-      for (let i = 0; i < widths.length; i++)
-        if (widths[i]! > floor[i]! && (widest < 0 || widths[i]! > widths[widest]!)) widest = i;
+      let next = 0;
+      for (let i = 0; i < widths.length; i++) {
+        if (widths[i]! <= floor[i]!) continue;
+        if (widest < 0 || widths[i]! > widths[widest]!) {
+          if (widest >= 0) next = Math.max(next, widths[widest]!);
+          widest = i;
+        } else next = Math.max(next, widths[i]!);
+      }
       if (widest < 0) break;
-      widths[widest]!--;
+      const step = Math.max(1, Math.min(total - width, widths[widest]! - Math.max(next, floor[widest]!)));
+      widths[widest]! -= step;
+      total -= step;
     }
   }
   return widths;
@@ -93,14 +102,24 @@ export function fitColumns(
 
 function longestWord(text: string): number {
   let max = 0;
-  for (const word of text.split(/\s+/)) max = Math.max(max, [...word].length);
+  for (const word of text.split(/\s+/)) max = Math.max(max, codePoints(word));
   return max;
 }
 
 function textWidth(text: string): number {
   let max = 0;
-  for (const line of text.split('\n')) max = Math.max(max, [...line].length);
+  for (const line of text.split('\n')) max = Math.max(max, codePoints(line));
   return max;
+}
+
+const SURROGATE = /[\ud800-\udfff]/;
+
+/** Characters as a terminal counts them (code points, not UTF-16 units), without splitting the text. */
+function codePoints(text: string): number {
+  if (!SURROGATE.test(text)) return text.length;
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
 }
 
 function rawValue<T>(column: Column<T>, row: T): unknown {
@@ -298,52 +317,92 @@ export class Output {
   }
 
   private async table<T>(rows: readonly T[], columns: readonly Column<T>[]): Promise<string> {
-    const Table = await loadTable();
     const head = columns.map((c) => c.header ?? c.key);
     const cells = rows.map((row) => columns.map((c) => humanText(c, row, this.settings.time)));
     // Each column as wide as its widest cell, then narrowed (wrapping its cells) to fit the screen.
     const natural = head.map((h, i) => Math.max(textWidth(h), ...cells.map((r) => textWidth(r[i]!))) + 2);
     const words = head.map((h, i) => Math.max(longestWord(h), ...cells.map((r) => longestWord(r[i]!))));
-    const colWidths = fitColumns(natural, this.settings.width ?? DEFAULT_WIDTH, words);
+    const widths = fitColumns(natural, this.settings.width ?? DEFAULT_WIDTH, words) ?? natural;
     // Cells are wrapped here, at spaces and else inside a word: nothing is cut off.
-    const fit = (text: string, i: number) => (colWidths ? wrapText(text, colWidths[i]! - 2).join('\n') : text);
-    const table = new Table({
-      ...this.tableStyle(),
-      head: head.map(fit),
-      colAligns: columns.map((c) => c.align ?? 'left'),
-      ...(colWidths ? { colWidths } : {}),
-    });
-    for (const r of cells) table.push(r.map(fit));
-    return table.toString();
-  }
-
-  /** No rule between rows (a list of 20 rows stays 20 lines, not 40); headers bold at most, never red. */
-  private tableStyle() {
-    return {
-      style: { head: this.settings.color ? ['bold'] : ([] as string[]), border: [] as string[], compact: true },
-    };
+    const fit = (text: string, i: number) => wrapText(text, widths[i]! - 2);
+    return drawTable(
+      head.map(fit),
+      cells.map((r) => r.map(fit)),
+      widths,
+      columns.map((c) => c.align ?? 'left'),
+      this.settings.color,
+    );
   }
 }
 
-/** A value cut into lines of at most `width` characters, at spaces where it can be. */
+/**
+ * A boxed table of cells already cut into lines (`widths` include a space each side), drawn in
+ * time linear in its text: no rule between rows (a list of 20 rows stays 20 lines, not 40), the
+ * header bold at most, never red. The layout cli-table3 drew, whose drawing of a cell measured
+ * its whole text again for each of its lines (minutes for a cell of a few KB).
+ */
+function drawTable(
+  head: readonly string[][],
+  rows: readonly string[][][],
+  widths: readonly number[],
+  aligns: readonly ('left' | 'right' | 'center')[],
+  bold: boolean,
+): string {
+  const rule = (left: string, middle: string, right: string) =>
+    left + widths.map((w) => '─'.repeat(w)).join(middle) + right;
+  const lines = [rule('┌', '┬', '┐')];
+  const drawRow = (cells: readonly string[][], style: (text: string) => string) => {
+    const height = Math.max(1, ...cells.map((c) => c.length));
+    for (let line = 0; line < height; line++) {
+      let text = '│';
+      for (let i = 0; i < widths.length; i++)
+        text += style(` ${pad(cells[i]?.[line] ?? '', widths[i]! - 2, aligns[i] ?? 'left')} `) + '│';
+      lines.push(text);
+    }
+  };
+  drawRow(head, bold ? (text) => `\u001b[1m${text}\u001b[22m` : (text) => text);
+  if (rows.length) {
+    lines.push(rule('├', '┼', '┤'));
+    for (const row of rows) drawRow(row, (text) => text);
+  }
+  lines.push(rule('└', '┴', '┘'));
+  return lines.join('\n');
+}
+
+function pad(text: string, width: number, align: 'left' | 'right' | 'center'): string {
+  const room = width - codePoints(text);
+  if (room <= 0) return text;
+  if (align === 'right') return ' '.repeat(room) + text;
+  if (align === 'center') return ' '.repeat(room - Math.ceil(room / 2)) + text + ' '.repeat(Math.ceil(room / 2));
+  return text + ' '.repeat(room);
+}
+
+/** A value cut into lines of at most `width` characters, at spaces where it can be; linear in its length. */
 export function wrapText(text: string, width: number): string[] {
+  const room = Math.max(1, width);
   const out: string[] = [];
   for (const line of text.split('\n')) {
-    let rest = line;
-    while ([...rest].length > width) {
-      const chars = [...rest];
-      const head = chars.slice(0, width + 1).join('');
-      const space = head.lastIndexOf(' ');
-      const cut = space > width / 2 ? space : width;
-      out.push(chars.slice(0, cut).join('').trimEnd());
-      rest = chars.slice(cut).join('').replace(/^ /, '');
+    // Cut by code points: a string's own units when it has no surrogate pair.
+    const chars: string | string[] = SURROGATE.test(line) ? [...line] : line;
+    let start = 0;
+    while (chars.length - start > room) {
+      let space = -1;
+      for (let k = start + room; k > start; k--) {
+        if (chars[k] === ' ') {
+          space = k - start;
+          break;
+        }
+      }
+      const cut = space > room / 2 ? space : room;
+      out.push(joined(chars.slice(start, start + cut)).trimEnd());
+      start += cut;
+      if (chars[start] === ' ') start++;
     }
-    out.push(rest);
+    out.push(joined(chars.slice(start)));
   }
   return out;
 }
 
-async function loadTable() {
-  const mod = await import('cli-table3');
-  return mod.default;
+function joined(chars: string | string[]): string {
+  return typeof chars === 'string' ? chars : chars.join('');
 }

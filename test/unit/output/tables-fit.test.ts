@@ -134,3 +134,55 @@ describe('times for people', () => {
     expect(localZone({})).toBeUndefined();
   });
 });
+
+describe('drawing a table', () => {
+  it('boxes the header, no rule between rows, aligned cells, wrapped lines one under the other', async () => {
+    const c = capture({ width: 30, color: true });
+    await c.out.list(
+      [
+        { n: 7, word: 'left', text: 'a long value that wraps' },
+        { n: 1234, word: 'x', text: '' },
+      ],
+      [
+        { key: 'n', align: 'right' },
+        { key: 'word', align: 'center' },
+        { key: 'text', header: 'text here' },
+      ],
+    );
+    expect(c.text()).toBe(
+      [
+        '┌──────┬──────┬──────────────┐',
+        '│\u001b[1m    n \u001b[22m│\u001b[1m word \u001b[22m│\u001b[1m text here    \u001b[22m│',
+        '├──────┼──────┼──────────────┤',
+        '│    7 │ left │ a long value │',
+        '│      │      │ that wraps   │',
+        '│ 1234 │  x   │              │',
+        '└──────┴──────┴──────────────┘',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('draws a header alone for no rows, and a cell of megabytes in time linear in it', async () => {
+    const empty = capture();
+    await empty.out.list([], [{ key: 'id' }]);
+    expect(empty.text()).toBe('┌────┐\n│ id │\n└────┘\n');
+    const big = capture({ width: 80 });
+    const started = performance.now();
+    await big.out.list([{ id: 1, value: 'q'.repeat(2_000_000) }], [{ key: 'id' }, { key: 'value' }]);
+    // Generous: the old drawing took minutes for 4,000 characters and never ended for megabytes.
+    expect(performance.now() - started).toBeLessThan(20_000);
+    expect(widest(big.text())).toBeLessThanOrEqual(80);
+    expect(big.text().replace(/[^q]/g, '')).toHaveLength(2_000_000);
+  });
+
+  it('wraps long text in time linear in it, cutting at spaces', () => {
+    const words = 'word '.repeat(200_000);
+    const started = performance.now();
+    const lines = wrapText(words, 23);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(lines[0]).toBe('word word word word');
+    expect(lines.join(' ').replace(/\s+/g, ' ').trim()).toBe(words.trim());
+    expect(wrapText('😀😀😀😀', 2)).toEqual(['😀😀', '😀😀']);
+  });
+});
