@@ -84,7 +84,7 @@ export async function stageExport(options: StageExportOptions): Promise<StagedEx
               onRows,
               precheckPayment: options.precheckPayment,
             })
-          : await stageBatchJson(input, format, { staging, mapping, problems: options.problems, hash });
+          : await stageBatchJson(input, format, { staging, mapping, problems: options.problems, hash, onRows });
       rowsRead += rows;
       digest.update(`${item.role}:${format}:${hash.digest('hex')}\n`);
     }

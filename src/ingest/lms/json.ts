@@ -98,6 +98,8 @@ export interface StageJsonOptions {
   mapping: Mapping;
   problems: ProblemSink;
   hash?: Hash;
+  /** Called every 1,000 records read (progress; may throw to stop reading). */
+  onRows?: (rows: number) => void;
 }
 
 export async function stageBatchJson(
@@ -108,7 +110,9 @@ export async function stageBatchJson(
   const { staging, problems } = options;
   const src = staging.addSource(input.name);
   const converter = new ObjectConverter(options.mapping, { customer: ['loans'], loan: ['payments'] });
+  let records = 0;
   const onValue = (value: unknown, row: number) => {
+    if (options.onRows && ++records % 1000 === 0) options.onRows(records);
     if (!isObject(value)) {
       problems({ src, row, level: 'customer', reason: 'is not a customer object' });
       return;

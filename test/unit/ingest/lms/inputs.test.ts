@@ -184,3 +184,27 @@ describe('batch-shape JSON and NDJSON', () => {
     expect(sniffFormat('\uFEFFCust No,Loan No\n')).toBe('csv');
   });
 });
+
+describe('a batch JSON export too large to wait for', () => {
+  it('reports its progress as records come, and stops reading when the progress callback throws', async () => {
+    const customers = Array.from({ length: 2500 }, (_, i) => ({ customer_id: `C${i}`, loans: [] }));
+    writeFileSync(join(work, 'many.json'), JSON.stringify({ customers }));
+    const seen: number[] = [];
+    const staging = new Staging();
+    open.push(staging);
+    const stop = new Error('stopped');
+    const reading = stageExport({
+      inputs: [{ path: 'many.json', role: 'auto' }],
+      mapping: IDENTITY_MAPPING,
+      problems: () => {},
+      io: { stdin: process.stdin, cwd: work },
+      staging,
+      onRows: (_file, rows) => {
+        seen.push(rows);
+        if (rows >= 2000) throw stop;
+      },
+    });
+    await expect(reading).rejects.toBe(stop);
+    expect(seen).toEqual([1000, 2000]);
+  });
+});
