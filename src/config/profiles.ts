@@ -224,6 +224,11 @@ function unwritable(error: unknown, dir: string, what: string): UsageError | und
 }
 
 function unreadable(path: string, error: unknown): UsageError {
+  // JSON.parse's message quotes the text around the fault, and this file holds client secrets.
+  if (error instanceof SyntaxError)
+    return new UsageError(`the configuration file ${path} cannot be read: it is not valid JSON`, {
+      hint: `fix the file by hand (it may have been cut short or edited), or delete it and run \`leadctl auth login\` again`,
+    });
   const reason = error instanceof Error ? error.message : String(error);
   return new UsageError(`the configuration file ${path} cannot be read: ${reason}`, {
     hint: `fix the file by hand, or delete it and run \`leadctl auth login\` again`,

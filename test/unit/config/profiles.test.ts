@@ -121,6 +121,26 @@ describe('ProfileStore', () => {
     expect(() => store.read()).toThrow(/config\.json cannot be read/);
   });
 
+  it('quotes nothing of a broken file, which holds client secrets', async () => {
+    const dir = join(tempDir(), 'leadctl');
+    mkdirSync(dir);
+    const secret = 'Sx9-very-secret-client-value';
+    // Cut short, and broken right after the secret: JSON.parse's own message would quote it.
+    writeFileSync(join(dir, 'config.json'), `{"profiles":{"p":{"client_secret":"${secret}" x`);
+    const store = await openProfileStore(dir);
+    let caught: unknown;
+    try {
+      store.read();
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(UsageError);
+    const error = caught as UsageError;
+    expect(error.message).toMatch(/config\.json cannot be read: it is not valid JSON/);
+    expect(JSON.stringify({ m: error.message, h: error.hint, d: error.details })).not.toContain('very-secret');
+    expect(error.cause).toBeUndefined();
+  });
+
   it('keeps every change when several processes write at once', async () => {
     const dir = join(tempDir(), 'leadctl');
     // Separate processes need the built code (npm test builds first).
