@@ -8,3 +8,4 @@ export * from './loan-performance.js';
 export * from './dry-run.js';
 export * from './lead-data.js';
 export * from './legacy.js';
+export * from './quick-check.js';

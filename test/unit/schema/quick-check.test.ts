@@ -1,17 +1,20 @@
 import { describe, expect, it } from 'vitest';
+import { isIsoDate, isIsoDateTime } from '../../../src/schema/common.js';
 import {
+  BatchLoanSchema,
+  BatchPaymentSchema,
+  CustomerBatchSchema,
+  LOAN_STATUSES,
+  MAX_BATCH_CUSTOMERS,
+  PAYMENT_MODES,
+} from '../../../src/schema/loan-performance.js';
+import {
+  batchLooksValid,
   isIsoDateQuick,
   isIsoDateTimeQuick,
   loanLooksValid,
   paymentLooksValid,
-} from '../../../../src/jobs/push/quick-check.js';
-import { isIsoDate, isIsoDateTime } from '../../../../src/schema/common.js';
-import {
-  BatchLoanSchema,
-  BatchPaymentSchema,
-  LOAN_STATUSES,
-  PAYMENT_MODES,
-} from '../../../../src/schema/loan-performance.js';
+} from '../../../src/schema/quick-check.js';
 
 let seed = 99;
 const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
@@ -189,5 +192,83 @@ describe('the quick ISO date checks', () => {
     }
     expect(datesValid).toBeGreaterThan(500);
     expect(timesValid).toBeGreaterThan(500);
+  });
+});
+
+let batchSeed = 7;
+const batchRandom = () => (batchSeed = (batchSeed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+
+const payment = (id: string) => ({ payment_id: id, payment_amount: 100, payment_at: '2026-11-21T00:05:00Z' });
+const loan = (id: string, payments: unknown[] = [payment('P1'), payment('P2')]) => ({
+  loan_id: id,
+  lead_id: 42,
+  is_lead_loan: true,
+  loan_amount: 50_000,
+  applied_at: '2026-01-02T03:04:05Z',
+  payments,
+});
+const customer = (id: string) => ({ customer_id: id, loans: [loan('L1'), loan('L2', [])] });
+const small = (id: string) => ({ customer_id: id, loans: [loan('L1', [])] });
+
+type Body = Record<string, any>;
+
+/** One change a client or a hostile sender could make to a valid body, at the levels only the batch check sees. */
+const MUTATIONS: ((body: Body) => void)[] = [
+  (b) => (b.extra = 1),
+  (b) => (b.customers = {}),
+  (b) => (b.customers = []),
+  (b) => (b.customers = Array.from({ length: MAX_BATCH_CUSTOMERS + 1 }, (_, i) => small(`C${i}`))),
+  (b) => (b.customers = Array.from({ length: MAX_BATCH_CUSTOMERS }, (_, i) => small(`C${i}`))),
+  (b) => delete b.customers,
+  (b) => (b.customers[0] = null),
+  (b) => (b.customers[0] = ['C1']),
+  (b) => (b.customers[0].colour = 'red'),
+  (b) => delete b.customers[0].customer_id,
+  (b) => (b.customers[0].customer_id = '  '),
+  (b) => (b.customers[0].customer_id = 17),
+  (b) => (b.customers[0].customer_id = 'spaces inside are fine'),
+  (b) => delete b.customers[0].loans,
+  (b) => (b.customers[0].loans = []),
+  (b) => (b.customers[0].loans = {}),
+  (b) => (b.customers[0].loans[0] = 'L1'),
+  (b) => delete b.customers[0].loans[0].loan_id,
+  (b) => delete b.customers[0].loans[0].payments,
+  (b) => (b.customers[0].loans[0].payments = []),
+  (b) => (b.customers[0].loans[0].payments = 'P1'),
+  (b) => (b.customers[0].loans[0].payments[0] = null),
+  (b) => (b.customers[0].loans[0].payments[1] = [payment('P3')]),
+  (b) => delete b.customers[0].loans[0].payments[0].payment_at,
+  (b) => (b.customers[0].loans[0].payments[0].bank_account_number = '123'),
+  (b) => (b.customers[0].loans[1].is_lead_loan = 'yes'),
+  () => {},
+];
+
+describe('the batch quick check', () => {
+  it('agrees with CustomerBatchSchema on valid bodies and on every kind of change at the batch level', () => {
+    let valid = 0;
+    let refused = 0;
+    for (let i = 0; i < 2000; i++) {
+      const body: Body = { customers: [customer('C1'), customer('C2')] };
+      for (let m = 1 + Math.floor(batchRandom() * 2); m > 0; m--) {
+        try {
+          MUTATIONS[Math.floor(batchRandom() * MUTATIONS.length)]!(body);
+        } catch {
+          // A change that no longer applies (e.g. customers already replaced): the body is what it is.
+        }
+      }
+      const zod = CustomerBatchSchema.safeParse(body).success;
+      expect(batchLooksValid(body), JSON.stringify(body).slice(0, 300)).toBe(zod);
+      if (zod) valid++;
+      else refused++;
+    }
+    expect(valid).toBeGreaterThan(100);
+    expect(refused).toBeGreaterThan(100);
+  });
+
+  it('refuses what is not a batch at all', () => {
+    for (const body of [null, undefined, 'customers', 42, [], [{ customers: [customer('C1')] }]]) {
+      expect(batchLooksValid(body)).toBe(false);
+      expect(CustomerBatchSchema.safeParse(body).success).toBe(false);
+    }
   });
 });
