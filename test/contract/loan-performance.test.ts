@@ -266,6 +266,50 @@ describe('loan performance', () => {
       expect([after.customers, after.loans, after.payments]).toEqual([before.customers, before.loans, before.payments]);
     });
 
+    it('stores what the same records sent one by one would: a repeated key takes the later fields, absent ones stay', async () => {
+      const res = await api.post('/api/v1/loan-performance/batches/customers', {
+        customers: [
+          {
+            customer_id: 'D-1',
+            loans: [
+              batchLoan('D-1-L1', [batchPayment('P1', { payment_type: 'Payment' })], { loan_status: 'Current' }),
+              batchLoan('D-1-L1', [batchPayment('P1', { payment_amount: 9900, payment_status: undefined })], {
+                loan_amount: 60_000,
+              }),
+            ],
+          },
+          { customer_id: 'D-1', loans: [batchLoan('D-1-L1', [], { is_lead_loan: false })] },
+        ],
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual({ accepted: { customers: 2, loans: 3, payments: 2 }, skipped: [] });
+      const payment = await api.post('/api/v1/loan-performance/customers/D-1/payments', {
+        loan_id: 'D-1-L1',
+        lead_id: 7,
+        payment_id: 'P1',
+        fees: 5,
+      });
+      expect(payment.status).toBe(200);
+      expect(payment.body.data).toMatchObject({
+        customer_id: 'D-1',
+        loan_id: 'D-1-L1',
+        payment_id: 'P1',
+        payment_amount: 9900,
+        payment_type: 'Payment',
+        payment_status: 'Paid',
+        payment_at: '2024-02-05T10:00:00Z',
+        fees: 5,
+      });
+      const loan = await api.post('/api/v1/loan-performance/customers/D-1/loans', {
+        loan_id: 'D-1-L1',
+        lead_id: 7,
+        loan_amount: 60_000,
+        applied_at: '2024-01-05T10:00:00Z',
+      });
+      expect(loan.status).toBe(200);
+      expect(loan.body.data).toMatchObject({ loan_status: 'Current', loan_amount: 60_000, is_lead_loan: false });
+    });
+
     it('answers 422 and stores nothing for more than 1000 customers', async () => {
       const before = await sb.stats();
       const customers = Array.from({ length: 1001 }, (_, i) => ({
