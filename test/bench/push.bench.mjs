@@ -77,7 +77,7 @@ async function pushToSandbox({ startSandbox, runCli }, cliArgs, cwd, env, sandbo
 }
 
 /** Request bodies like the push's: `customers` customers of `loans`/`payments` records in all, 1000 per body. */
-function* sandboxBodies(customers, loans, payments, prefix) {
+export function* sandboxBodies(customers, loans, payments, prefix) {
   const loansPer = loans / customers;
   const paymentsPer = payments / loans;
   for (let start = 0; start < customers; start += 1000) {
@@ -119,7 +119,7 @@ function* sandboxBodies(customers, loans, payments, prefix) {
 }
 
 /** The sandbox alone: ready-made bodies posted 4 at a time (the push's default concurrency). */
-async function sandboxCeiling(startSandbox, counts) {
+export async function sandboxCeiling(startSandbox, counts) {
   const server = await startSandbox();
   let seconds;
   let requests = 0;
