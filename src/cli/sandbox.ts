@@ -46,7 +46,7 @@ const fraction = (flag: string) => (value: string) => {
 };
 
 const start: Handler<StartOptions> = async (ctx, _args, opts) => {
-  const { startSandbox, defaultDataDir, SandboxOptionsError } = await import('../sandbox/index.js');
+  const { startSandbox, defaultDataDir, SandboxOptionsError, SandboxStoreError } = await import('../sandbox/index.js');
   const { UsageError } = await import('../errors.js');
   const dataDir = opts.memory ? undefined : (opts.dataDir ?? defaultDataDir(ctx.io.env));
   const login = await import('../config/sandbox-login.js');
@@ -76,6 +76,7 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
     });
   } catch (err) {
     if (err instanceof SandboxOptionsError) throw new UsageError(err.message);
+    if (err instanceof SandboxStoreError) throw new UsageError(err.message, { hint: err.hint });
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
       throw new UsageError(`cannot listen on ${opts.host}:${opts.port} (${code})`, {
@@ -85,6 +86,7 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
     throw err;
   }
   const running = sandbox;
+  for (const warning of running.warnings) ctx.log.warn(`Warning: ${warning}`);
   // Listen for signals before announcing readiness: a script may signal as soon as it reads the line.
   const stopped = new Promise<void>((resolve) => {
     const release = ctx.io.onSignal(() => {
@@ -120,6 +122,7 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
         base_url: running.baseUrl,
         client_id: running.clientId,
         client_secret: running.clientSecret,
+        admin_token: running.adminToken,
         campaigns: running.campaigns.map((c) => ({ api_key: c.api_key, price_reject: c.price_reject })),
       }) + '\n',
     );
@@ -129,6 +132,7 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
       `Store:          ${running.dataDir ?? 'in memory (discarded on exit)'}`,
       `Client id:      ${running.clientId}`,
       `Client secret:  ${running.clientSecret}`,
+      `Admin token:    ${running.adminToken} (for /_sandbox/*)`,
       ...running.campaigns.map(
         (c) =>
           `Campaign:       ${c.name} (price ${c.price.toFixed(2)}${c.price_reject ? ', price reject' : ''}) api_key ${c.api_key}`,

@@ -23,5 +23,9 @@ export interface SandboxContext {
   minimal: boolean;
   /** Origin of absolute URLs: --public-url, else the listening address (set once listening). */
   publicOrigin: string;
+  /** The origins a request from the sandbox's own pages would carry (--public-url and the listening address). */
+  ownOrigins: Set<string>;
+  /** Bearer token for the /_sandbox admin endpoints, printed at start (new at every start). */
+  adminToken: string;
   onError: (message: string) => void;
 }

@@ -4,7 +4,9 @@ import type { SandboxContext } from './context.js';
 import { TokenService } from './domain/tokens.js';
 import { FaultInjector } from './http/faults.js';
 import { RequestStats } from './http/request-stats.js';
+import { DEFAULT_LIMITS } from './http/connections.js';
 import { buildServer } from './http/server.js';
+import { randomAlphanumeric } from './random.js';
 import type { ListsPrefixChoice, SandboxOptions } from './options.js';
 import { BODY_LIMIT_BYTES, checkOptions, DEFAULT_OFFER_TTL, DEFAULT_TOKEN_TTL } from './options.js';
 import { registerAdminRoutes } from './routes/admin.js';
@@ -16,7 +18,7 @@ import { LIST_PREFIXES, registerListRoutes } from './routes/lists.js';
 import { registerLoanPerformanceRoutes } from './routes/loan-performance.js';
 import { registerSystemsRoutes } from './routes/systems.js';
 import { ClientStore } from './store/clients.js';
-import { openDatabase } from './store/database.js';
+import { openDatabase, storeError } from './store/database.js';
 import type { StoreCounts } from './store/counts.js';
 import { storeCounts } from './store/counts.js';
 import { seedAccount } from './store/seed.js';
@@ -41,6 +43,10 @@ export interface RunningSandbox {
   dataDir: string | undefined;
   /** The seed of the fault generator (give it back with --random-seed to replay a run). */
   randomSeed: number;
+  /** Bearer token for the /_sandbox admin endpoints (new at every start; the client credentials work too). */
+  adminToken: string;
+  /** Things the operator should know before relying on this sandbox (a non-loopback address, a shared folder). */
+  warnings: string[];
   /** Row counts of the store. */
   counts(): StoreCounts;
   /** Stops listening, finishes in-flight requests and closes the store. */
@@ -48,6 +54,28 @@ export interface RunningSandbox {
 }
 
 export class SandboxOptionsError extends Error {}
+export { SandboxStoreError } from './store/database.js';
+
+/** True for an address only this machine can reach: 127.0.0.0/8, ::1, and their IPv4-mapped forms. */
+function isLoopbackAddress(address: string): boolean {
+  const v4 = address.replace(/^::ffff:/i, '');
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4) || address === '::1';
+}
+
+/** The stderr warning for a sandbox listening beyond this machine: what anyone who can reach it can do. */
+function exposureWarning(address: string, port: number, persistent: boolean): string {
+  const where =
+    address === '0.0.0.0' || address === '::'
+      ? `port ${port} of any address of this machine`
+      : `${address.includes(':') ? `[${address}]` : address}:${port}`;
+  return (
+    `the sandbox listens on ${address}, not a loopback address: anyone who can reach ${where} can use ` +
+    'the token endpoint, the whole /api (with the client credentials printed here), the legacy lead post ' +
+    '(with a campaign api key) and the /_sandbox admin endpoints (with the admin token or the client ' +
+    `credentials), over plain http${persistent ? '; its store keeps what is sent, SSNs and bank details included' : ''}. ` +
+    'Use --host 127.0.0.1 unless other machines must reach it.'
+  );
+}
 
 function listPrefixes(choice: ListsPrefixChoice): string[] {
   if (choice === 'both') return [...LIST_PREFIXES];
@@ -63,9 +91,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     throw new SandboxOptionsError('give a data dir or ask for an in-memory store');
 
   const clock = createClock(options.now);
-  const db = openDatabase(dataDir);
+  const warnings: string[] = [];
+  const db = openDatabase(dataDir, (w) => warnings.push(w));
   try {
-    const account = seedAccount(db, clock.now(), { clientId: options.clientId, clientSecret: options.clientSecret });
+    let account;
+    try {
+      account = seedAccount(db, clock.now(), { clientId: options.clientId, clientSecret: options.clientSecret });
+    } catch (err) {
+      throw dataDir === undefined ? err : storeError(err, dataDir);
+    }
     const clients = new ClientStore(db);
     const randomSeed = options.randomSeed ?? FaultInjector.defaultSeed();
     const ctx: SandboxContext = {
@@ -87,25 +121,38 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       listPrefixes: listPrefixes(options.listsPrefix ?? (options.minimal ? 'list-manager' : 'both')),
       minimal: options.minimal === true,
       publicOrigin: '',
+      ownOrigins: new Set(),
+      adminToken: randomAlphanumeric(40),
       onError: options.onError ?? (() => {}),
     };
-    const app = buildServer(ctx, {
-      open: [registerOAuthRoutes, registerLegacyRoutes, registerAdminRoutes],
-      protected: [
-        registerLoanPerformanceRoutes,
-        registerListRoutes,
-        registerLeadDataRoutes,
-        registerDryRunRoutes,
-        registerSystemsRoutes,
-      ],
-    });
+    const limits = { ...DEFAULT_LIMITS, ...options.limits };
+    // A request held back by --latency is not idle.
+    limits.idleTimeoutMs += ctx.faults.settings.latencyMs;
+    const app = buildServer(
+      ctx,
+      {
+        open: [registerOAuthRoutes, registerLegacyRoutes, registerAdminRoutes],
+        protected: [
+          registerLoanPerformanceRoutes,
+          registerListRoutes,
+          registerLeadDataRoutes,
+          registerDryRunRoutes,
+          registerSystemsRoutes,
+        ],
+      },
+      limits,
+    );
     await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
     const address = app.server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    ctx.publicOrigin = options.publicUrl?.replace(/\/+$/, '') ?? `http://${host}:${address.port}`;
+    const baseUrl = `http://${host}:${address.port}`;
+    ctx.publicOrigin = options.publicUrl?.replace(/\/+$/, '') ?? baseUrl;
+    ctx.ownOrigins = new Set([baseUrl, new URL(ctx.publicOrigin).origin]);
+    if (!isLoopbackAddress(address.address))
+      warnings.unshift(exposureWarning(address.address, address.port, dataDir !== undefined));
     let closed: Promise<void> | undefined;
     return {
-      baseUrl: `http://${host}:${address.port}`,
+      baseUrl,
       get clientId() {
         return account.clientId;
       },
@@ -120,6 +167,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       })),
       dataDir,
       randomSeed,
+      adminToken: ctx.adminToken,
+      warnings,
       counts: () => storeCounts(db),
       close() {
         closed ??= app.close().finally(() => db.close());

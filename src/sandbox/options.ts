@@ -1,3 +1,5 @@
+import type { ServerLimits } from './http/connections.js';
+
 /** How to run a sandbox. Everything is optional; the defaults give a quiet, fault-free service. */
 export interface SandboxOptions {
   /** Interface to listen on (default 127.0.0.1). */
@@ -41,6 +43,8 @@ export interface SandboxOptions {
   now?: () => Date;
   /** Where unexpected server errors are reported (never request bodies or secrets). */
   onError?: (message: string) => void;
+  /** The server's timeouts and connection cap (tests shorten them; see DEFAULT_LIMITS). */
+  limits?: Partial<ServerLimits>;
 }
 
 export const LISTS_PREFIX_CHOICES = ['lead-management', 'list-manager', 'both'] as const;

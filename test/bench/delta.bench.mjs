@@ -56,7 +56,12 @@ export async function run({ quick, tmpDir, root, startSandbox, runCli, log }) {
   ];
 
   const sandbox = await startSandbox();
-  const stats = async () => (await (await fetch(`${sandbox.baseUrl}/_sandbox/stats`)).json()).requests.body_bytes;
+  const stats = async () =>
+    (
+      await (
+        await fetch(`${sandbox.baseUrl}/_sandbox/stats`, { headers: { authorization: `Bearer ${sandbox.adminToken}` } })
+      ).json()
+    ).requests.body_bytes;
   let full;
   let delta;
   let changed;

@@ -162,7 +162,9 @@ export async function sandboxCeiling(startSandbox, counts) {
     await Promise.all(Array.from({ length: 4 }, worker));
     seconds = (performance.now() - t0) / 1000;
     // A ceiling of bodies the sandbox skipped would measure a sandbox that stores nothing.
-    const stored = await (await fetch(`${server.baseUrl}/_sandbox/stats`)).json();
+    const stored = await (
+      await fetch(`${server.baseUrl}/_sandbox/stats`, { headers: { authorization: `Bearer ${server.adminToken}` } })
+    ).json();
     if (stored.loans !== sentLoans || stored.payments !== sentPayments) {
       throw new Error(
         `the sandbox stored ${stored.loans} loans and ${stored.payments} payments of the ceiling's ${sentLoans} and ${sentPayments}: its bodies are not valid`,

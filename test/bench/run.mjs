@@ -131,6 +131,7 @@ function startSandbox(extraArgs = []) {
         baseUrl: line.base_url,
         clientId: line.client_id,
         clientSecret: line.client_secret,
+        adminToken: line.admin_token,
         campaigns: line.campaigns,
         env: {
           LEADCTL_BASE_URL: line.base_url,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSandboxInProcess, startSandboxProcess } from '../helpers/sandbox.js';
+import { adminHeaders, startSandboxInProcess, startSandboxProcess } from '../helpers/sandbox.js';
 import type { TestSandbox } from '../helpers/sandbox.js';
 import { apiClient, getToken, http } from './support.js';
 
@@ -85,7 +85,7 @@ describe('fault injection', () => {
     const token = await getToken(sb);
     expect((await http(sb.baseUrl, 'GET', SYSTEMS, { token })).status).toBe(503);
     expect((await http(sb.baseUrl, 'POST', '/api/legacy', { body: {} })).status).toBe(503);
-    expect((await http(sb.baseUrl, 'GET', '/_sandbox/stats')).status).toBe(200);
+    expect((await http(sb.baseUrl, 'GET', '/_sandbox/stats', { headers: adminHeaders(sb) })).status).toBe(200);
   });
 
   it('--fail-rate with --random-seed is repeatable', async () => {

@@ -98,7 +98,7 @@ function templates(): Req[] {
     { method: 'GET', path: '/api/v1/resources/management-systems', auth: true },
     { method: 'POST', path: '/api/legacy', body: validLead(key) },
     { method: 'POST', path: '/api/legacy', body: { api_key: sb.campaigns[1]!.api_key, price_reject_offer_id: 1 } },
-    { method: 'POST', path: '/_sandbox/clock', body: { advance_seconds: 1 } },
+    { method: 'POST', path: '/_sandbox/clock', body: { advance_seconds: 1 }, auth: true },
   ];
 }
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startSandboxInProcess } from '../helpers/sandbox.js';
+import { adminHeaders, startSandboxInProcess } from '../helpers/sandbox.js';
 import type { TestSandbox } from '../helpers/sandbox.js';
 import { apiClient, getToken, http, validLead } from './support.js';
 
@@ -191,7 +191,10 @@ describe('legacy lead post', () => {
     it('refuses an expired offer', async () => {
       const pending = await post(validLead(priceReject));
       const [offer] = pending.body.price_reject.offers as { id: number; expires_in: number }[];
-      await http(sb.baseUrl, 'POST', '/_sandbox/clock', { body: { advance_seconds: offer!.expires_in + 1 } });
+      await http(sb.baseUrl, 'POST', '/_sandbox/clock', {
+        body: { advance_seconds: offer!.expires_in + 1 },
+        headers: adminHeaders(sb),
+      });
       expect((await post({ api_key: priceReject, price_reject_offer_id: offer!.id })).body).toMatchObject({
         status: 'ERROR',
         errors: ['Expired price reject offer.'],

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandboxInProcess } from '../helpers/sandbox.js';
+import { adminHeaders, startSandboxInProcess } from '../helpers/sandbox.js';
 import type { TestSandbox } from '../helpers/sandbox.js';
 import { apiClient, getToken, http, validLead } from './support.js';
 
@@ -91,7 +91,9 @@ describe('lists', () => {
     });
     const created = await api.post(PREFIXES[0]!, { name: 'affiliates', type: 'Affiliates', list: ['archive-me'] });
     expect((await http(sb.baseUrl, 'POST', '/api/legacy', { body: lead })).body.result).toBe('R');
-    const archived = await http(sb.baseUrl, 'POST', `/_sandbox/lists/${created.body.data.id}/archive`);
+    const archived = await http(sb.baseUrl, 'POST', `/_sandbox/lists/${created.body.data.id}/archive`, {
+      headers: adminHeaders(sb),
+    });
     expect(archived.status).toBe(200);
     const fetched = await api.get(`${PREFIXES[0]}/${created.body.data.id}`);
     expect(fetched.body.data.deleted_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientCredentials } from 'simple-oauth2';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { startSandboxInProcess, startSandboxProcess } from '../helpers/sandbox.js';
+import { adminHeaders, startSandboxInProcess, startSandboxProcess } from '../helpers/sandbox.js';
 import type { TestSandbox } from '../helpers/sandbox.js';
 import { http } from './support.js';
 
@@ -131,7 +131,14 @@ describe('bearer tokens on /api/v1', () => {
       }
 
       // Expiry: move the sandbox clock past the token's lifetime.
-      expect((await http(sb.baseUrl, 'POST', '/_sandbox/clock', { body: { advance_seconds: 61 } })).status).toBe(200);
+      expect(
+        (
+          await http(sb.baseUrl, 'POST', '/_sandbox/clock', {
+            body: { advance_seconds: 61 },
+            headers: adminHeaders(sb),
+          })
+        ).status,
+      ).toBe(200);
       const expired = await http(sb.baseUrl, 'GET', path, { token });
       expect(expired.status).toBe(401);
       expect(expired.body).toEqual({ message: 'Unauthenticated.' });
@@ -143,7 +150,7 @@ describe('bearer tokens on /api/v1', () => {
       });
       expect((await http(sb.baseUrl, 'GET', path, { token: fresh.body.access_token })).status).toBe(200);
       const secretBefore = sb.clientSecret;
-      const rotated = await http(sb.baseUrl, 'POST', '/_sandbox/rotate-secret');
+      const rotated = await http(sb.baseUrl, 'POST', '/_sandbox/rotate-secret', { headers: adminHeaders(sb) });
       expect(rotated.status).toBe(200);
       expect(rotated.body.client_secret).toMatch(/^[A-Za-z0-9]{40}$/);
       expect(rotated.body.client_secret).not.toBe(secretBefore);

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, runBinary } from '../helpers/binary.js';
-import { startSandboxProcess } from '../helpers/sandbox.js';
+import { BIN, runBinary, stderrDocument } from '../helpers/binary.js';
+import { startSandboxInProcess, startSandboxProcess } from '../helpers/sandbox.js';
 import { apiClient, getToken } from './support.js';
 
 describe('the sandbox store', () => {
@@ -81,5 +81,35 @@ describe('the sandbox store', () => {
     expect(rate.stderr).toContain('--fail-rate');
     const ttl = await runBinary(['sandbox', 'start', '--memory', '--offer-ttl', '100']);
     expect(ttl.code).toBe(2);
+  });
+
+  it('a corrupt store is an environment error (exit 2) naming the file and what to do, never a bug (exit 1)', async () => {
+    const good = join(dir, 'good');
+    await (await startSandboxInProcess({ dataDir: good })).stop();
+    const garbage = join(dir, 'garbage');
+    const truncated = join(dir, 'truncated');
+    mkdirSync(garbage);
+    mkdirSync(truncated);
+    writeFileSync(join(garbage, 'sandbox.sqlite'), Buffer.alloc(8192, 0x5a));
+    writeFileSync(join(truncated, 'sandbox.sqlite'), readFileSync(join(good, 'sandbox.sqlite')).subarray(0, 6000));
+    for (const dataDir of [garbage, truncated]) {
+      const res = await runBinary(['sandbox', 'start', '--port', '0', '--data-dir', dataDir]);
+      expect(res.code, res.stderr).toBe(2);
+      const error = stderrDocument(res.stderr).error;
+      expect(error.message).toContain(join(dataDir, 'sandbox.sqlite'));
+      expect(error.message).toMatch(/damaged or not a sandbox store/);
+      expect(error.hint).toMatch(/move it aside/);
+      expect(error.hint).toContain('--memory');
+    }
+    const notAFolder = await runBinary([
+      'sandbox',
+      'start',
+      '--port',
+      '0',
+      '--data-dir',
+      join(garbage, 'sandbox.sqlite', 'sub'),
+    ]);
+    expect(notAFolder.code).toBe(2);
+    expect(stderrDocument(notAFolder.stderr).error.message).toMatch(/cannot open the sandbox store in .*ENOTDIR/);
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBinary, stderrDocument } from '../helpers/binary.js';
-import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+import { adminHeaders, startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
 
 const root = mkdtempSync(join(tmpdir(), 'leadctl-e2e-auth-'));
 let counter = 0;
@@ -146,7 +146,7 @@ describe('leadctl auth: token life cycle', () => {
       // the token is refused with 401, renewed once and the request repeated.
       await fetch(`${sb.baseUrl}/_sandbox/clock`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...adminHeaders(sb) },
         body: JSON.stringify({ advance_seconds: 7200 }),
       });
       const refused = await leadctl(['--verbose', 'systems', 'ls'], dir);
@@ -179,9 +179,11 @@ describe('leadctl auth: token life cycle', () => {
     try {
       const dir = freshConfigDir();
       expect((await login(rotating, dir)).code).toBe(0);
+      // The admin endpoints take the client credentials too, as curl -u ID:SECRET sends them.
+      const basic = Buffer.from(`${rotating.clientId}:${rotating.clientSecret}`).toString('base64');
       const res = await fetch(`${rotating.baseUrl}/_sandbox/rotate-secret`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', authorization: `Basic ${basic}` },
         body: '{}',
       });
       expect(res.status).toBe(200);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBinary, type RunResult } from '../helpers/binary.js';
-import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+import { adminHeaders, startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const fixturePath = (...parts: string[]) => join(ROOT, 'fixtures', ...parts);
@@ -59,7 +59,7 @@ export async function startEnv(extraArgs: string[] = []): Promise<Env> {
     async advance(seconds) {
       const res = await fetch(`${sandbox.baseUrl}/_sandbox/clock`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...adminHeaders(sandbox) },
         body: JSON.stringify({ advance_seconds: seconds }),
       });
       if (!res.ok) throw new Error(`clock: HTTP ${res.status}`);

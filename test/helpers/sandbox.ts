@@ -14,33 +14,56 @@ export interface TestSandbox {
   clientId: string;
   clientSecret: string;
   campaigns: SandboxCampaignKey[];
+  /** Bearer token of the /_sandbox admin endpoints. */
+  adminToken: string;
   /** GET /_sandbox/stats: store counts, requests by route, faults applied. */
   stats(): Promise<any>;
   stop(): Promise<void>;
 }
 
-async function fetchStats(baseUrl: string): Promise<any> {
-  const res = await fetch(`${baseUrl}/_sandbox/stats`);
+/** The Authorization header of the /_sandbox admin endpoints. */
+export function adminHeaders(sb: Pick<TestSandbox, 'adminToken'>): Record<string, string> {
+  return { authorization: `Bearer ${sb.adminToken}` };
+}
+
+async function fetchStats(baseUrl: string, adminToken: string): Promise<any> {
+  const res = await fetch(`${baseUrl}/_sandbox/stats`, { headers: adminHeaders({ adminToken }) });
   if (!res.ok) throw new Error(`GET /_sandbox/stats answered ${res.status}`);
   return res.json();
 }
 
 /**
  * Spawns the built binary: `leadctl sandbox start --port 0 --memory --output json ...extraArgs`
- * (without --memory when extraArgs has --data-dir), and waits for its JSON line.
+ * (without --memory when extraArgs has --data-dir), and waits for its JSON line. `fileLimit`
+ * starts it under `ulimit -n` (a POSIX shell is needed).
  */
-export function startSandboxProcess(extraArgs: string[] = []): Promise<TestSandbox & { process: ChildProcess }> {
+export function startSandboxProcess(
+  extraArgs: string[] = [],
+  options: { fileLimit?: number } = {},
+): Promise<TestSandbox & { process: ChildProcess; stderr(): string }> {
   const storeArgs = extraArgs.includes('--data-dir') ? [] : ['--memory'];
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('LEADCTL_')) env[k] = v;
-  const child = spawn(
+  const argv = [
     process.execPath,
-    [BIN, 'sandbox', 'start', '--port', '0', ...storeArgs, '--output', 'json', ...extraArgs],
-    {
-      env: { ...env, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+    BIN,
+    'sandbox',
+    'start',
+    '--port',
+    '0',
+    ...storeArgs,
+    '--output',
+    'json',
+    ...extraArgs,
+  ];
+  const [command, ...args] =
+    options.fileLimit === undefined
+      ? argv
+      : ['/bin/sh', '-c', `ulimit -n ${options.fileLimit} && exec "$@"`, 'sh', ...argv];
+  const child = spawn(command!, args, {
+    env: { ...env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -60,6 +83,7 @@ export function startSandboxProcess(extraArgs: string[] = []): Promise<TestSandb
           base_url: string;
           client_id: string;
           client_secret: string;
+          admin_token: string;
           campaigns: SandboxCampaignKey[];
         };
         resolve({
@@ -68,7 +92,9 @@ export function startSandboxProcess(extraArgs: string[] = []): Promise<TestSandb
           clientId: line.client_id,
           clientSecret: line.client_secret,
           campaigns: line.campaigns,
-          stats: () => fetchStats(line.base_url),
+          adminToken: line.admin_token,
+          stats: () => fetchStats(line.base_url, line.admin_token),
+          stderr: () => stderr,
           async stop() {
             if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
             await exited;
@@ -101,7 +127,8 @@ export async function startSandboxInProcess(
       return sandbox.clientSecret;
     },
     campaigns: sandbox.campaigns.map((c) => ({ api_key: c.api_key, price_reject: c.price_reject })),
-    stats: () => fetchStats(sandbox.baseUrl),
+    adminToken: sandbox.adminToken,
+    stats: () => fetchStats(sandbox.baseUrl, sandbox.adminToken),
     stop: () => sandbox.close(),
   };
 }

@@ -2,13 +2,14 @@ import Fastify from 'fastify';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxContext } from '../context.js';
 import { bearerAuth } from './bearer-auth.js';
+import { DEFAULT_LIMITS, limitConnections, type ServerLimits } from './connections.js';
 import { Messages } from './errors.js';
 import { FAULT_HEADER, FaultHeaderError } from './faults.js';
 
 export type RouteModule = (app: FastifyInstance, ctx: SandboxContext) => void;
 
 export interface RouteModules {
-  /** Routes outside /api/v1 (token endpoint, legacy post, admin). */
+  /** Routes outside /api/v1 (token endpoint, legacy post, admin), each guarding itself. */
   open: RouteModule[];
   /** Routes under /api/v1, behind the bearer token check. */
   protected: RouteModule[];
@@ -22,27 +23,27 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 /** Connections to destroy after their request was handled (fault injection). */
 const toReset = new WeakSet<FastifyRequest>();
 
-export function buildServer(ctx: SandboxContext, routes: RouteModules): FastifyInstance {
+export function buildServer(
+  ctx: SandboxContext,
+  routes: RouteModules,
+  limits: ServerLimits = DEFAULT_LIMITS,
+): FastifyInstance {
   // Path parameters as long as the store accepts ids (a customer id stored by a batch must be reachable by its own URL).
+  // Every wait is bounded: headers, the whole request, an idle connection, an idle keep-alive.
   const app = Fastify({
     logger: false,
     bodyLimit: ctx.maxBodyBytes,
     return503OnClosing: true,
     forceCloseConnections: true,
     routerOptions: { maxParamLength: MAX_PATH_ID_LENGTH },
+    http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: limits.checkIntervalMs },
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
   });
+  limitConnections(app.server, limits.maxConnections);
   // The interface speaks JSON (and forms at the token endpoint): anything else is 415, not a validation error.
   app.removeContentTypeParser('text/plain');
-
-  // The token endpoint is form-encoded; duplicates are kept as arrays so the endpoint can refuse them.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
-    const out: Record<string, string | string[]> = {};
-    for (const [k, v] of new URLSearchParams(body as string)) {
-      const prev = out[k];
-      out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
-    }
-    done(null, out);
-  });
 
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url;

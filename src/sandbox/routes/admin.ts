@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { SandboxContext } from '../context.js';
 import { isoSeconds } from '../clock.js';
+import { adminGuard } from '../http/admin-guard.js';
 import { randomAlphanumeric } from '../random.js';
 import { storeCounts } from '../store/counts.js';
 import { ListStore } from '../store/lists.js';
@@ -8,8 +9,18 @@ import { ACCOUNT_ID } from '../store/seed.js';
 
 export const ADMIN_PREFIX = '/_sandbox';
 
-/** Sandbox-only endpoints (no token needed): what arrived, secret rotation, and the clock. */
+/**
+ * Sandbox-only endpoints: what arrived, secret rotation, the clock. Behind adminGuard: the admin
+ * token, a bearer token or the client credentials, and never for a request a web page sent.
+ */
 export function registerAdminRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+  app.register(async (admin) => {
+    admin.addHook('onRequest', adminGuard(ctx));
+    adminRoutes(admin, ctx);
+  });
+}
+
+function adminRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   app.get(`${ADMIN_PREFIX}/stats`, async () => ({
     ...storeCounts(ctx.db),
     requests: {

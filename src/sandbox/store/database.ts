@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, closeSync, constants, mkdirSync, openSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 
 export type Db = Database.Database;
@@ -136,20 +136,132 @@ CREATE TABLE IF NOT EXISTS price_reject_offers (
 CREATE INDEX IF NOT EXISTS offers_by_lead ON price_reject_offers (lead_id);
 `;
 
-/** Opens (and creates if needed) the sandbox store; `dataDir` undefined = in memory. */
-export function openDatabase(dataDir: string | undefined): Db {
-  let db: Db;
-  if (dataDir === undefined) {
-    db = new Database(':memory:');
-  } else {
-    // The store holds the client secret, the signing key and applicants' SSNs: for this user only.
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    db = new Database(join(dataDir, DATABASE_FILE));
-    db.pragma('journal_mode = WAL');
-    // WAL + NORMAL stays consistent after a crash; the last transactions may be lost, which a sandbox can afford.
-    db.pragma('synchronous = NORMAL');
+/** The store's files: the database and the journal files SQLite keeps beside it. */
+const STORE_FILES = [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, `${DATABASE_FILE}-journal`];
+
+/** The store cannot be opened or read: a usage or environment problem, never a sandbox bug. */
+export class SandboxStoreError extends Error {
+  constructor(
+    message: string,
+    readonly hint: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
   }
-  db.pragma('foreign_keys = ON');
-  db.exec(SCHEMA);
-  return db;
+}
+
+/** SQLite's words for a file that is not, or no longer, a database. */
+const CORRUPT_CODES = /^SQLITE_(NOTADB|CORRUPT)/;
+
+/**
+ * Opens (and creates if needed) the sandbox store; `dataDir` undefined = in memory. `warn`
+ * hears of a folder others can read that the sandbox would not tighten (one with other files).
+ * Throws SandboxStoreError for a store that is corrupt or cannot be opened or written.
+ */
+export function openDatabase(dataDir: string | undefined, warn: (message: string) => void = () => {}): Db {
+  if (dataDir === undefined) {
+    const db = new Database(':memory:');
+    db.pragma('foreign_keys = ON');
+    db.exec(SCHEMA);
+    return db;
+  }
+  const file = join(dataDir, DATABASE_FILE);
+  let db: Db | undefined;
+  try {
+    // The store holds the client secret, the signing key, SSNs and bank details: for this user only.
+    keepPrivate(dataDir, warn);
+    // SQLite gives its -wal and -shm files the database file's mode; the umask covers any other it creates.
+    db = withUmask(0o077, () => {
+      const opened = new Database(file);
+      opened.pragma('journal_mode = WAL');
+      // WAL + NORMAL stays consistent after a crash; the last transactions may be lost, which a sandbox can afford.
+      opened.pragma('synchronous = NORMAL');
+      opened.pragma('foreign_keys = ON');
+      opened.exec(SCHEMA);
+      return opened;
+    });
+    for (const name of STORE_FILES.slice(1)) ownerOnly(join(dataDir, name));
+    return db;
+  } catch (err) {
+    if (db?.open) db.close();
+    throw storeError(err, dataDir);
+  }
+}
+
+/** A failure to open or read a persistent store, as a message naming the file and what to do. */
+export function storeError(err: unknown, dataDir: string, file = resolve(dataDir, DATABASE_FILE)): unknown {
+  if (err instanceof SandboxStoreError) return err;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string') return err;
+  const reason = (err as Error).message;
+  if (CORRUPT_CODES.test(code)) {
+    return new SandboxStoreError(
+      `the sandbox store ${file} is damaged or not a sandbox store (${reason})`,
+      `move it aside (mv ${file} ${file}.corrupt) or delete it with its -wal and -shm files, and the sandbox starts a fresh store there; or start with another --data-dir, or --memory`,
+      { cause: err },
+    );
+  }
+  if (code.startsWith('SQLITE_') || /^E[A-Z]+$/.test(code)) {
+    return new SandboxStoreError(
+      `cannot open the sandbox store in ${resolve(dataDir)} (${code}: ${reason})`,
+      'check that the folder is yours, writable and on a disk with free space; or start with another --data-dir, or --memory',
+      { cause: err },
+    );
+  }
+  return err;
+}
+
+/**
+ * Creates the store's folders for this user alone (0700) and its database file 0600 before SQLite
+ * opens it. An existing folder others can read is tightened when it is the sandbox's own (owned by
+ * this user, holding nothing but the store); otherwise the sandbox says so instead of changing a
+ * folder it did not make (e.g. `--data-dir /tmp`).
+ */
+function keepPrivate(dataDir: string, warn: (message: string) => void): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const folder = statSync(dataDir);
+  if (!folder.isDirectory()) throw Object.assign(new Error(`${dataDir} is not a folder`), { code: 'ENOTDIR' });
+  if (process.platform !== 'win32' && (folder.mode & 0o077) !== 0) {
+    const ours = typeof process.getuid === 'function' && folder.uid === process.getuid();
+    const onlyStore = readdirSync(dataDir).every((name) => STORE_FILES.includes(name));
+    if (ours && onlyStore) chmodSync(dataDir, 0o700);
+    else
+      warn(
+        `the sandbox store's folder ${dataDir} can be read by other users (mode ${(folder.mode & 0o777).toString(8)}); its files are kept 0600, but consider a folder of your own (chmod 700)`,
+      );
+  }
+  const file = join(dataDir, DATABASE_FILE);
+  try {
+    closeSync(openSync(file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    ownerOnly(file);
+  }
+}
+
+/** Takes group and other access away from a store file, if there is one and it has any. */
+function ownerOnly(file: string): void {
+  if (process.platform === 'win32') return;
+  let mode: number;
+  try {
+    mode = statSync(file).mode;
+  } catch {
+    return;
+  }
+  if ((mode & 0o077) !== 0) chmodSync(file, mode & 0o700);
+}
+
+/** Runs `fn` with the process umask set to `mask`; a worker thread cannot change it, and runs `fn` as is. */
+function withUmask<T>(mask: number, fn: () => T): T {
+  let previous: number | undefined;
+  try {
+    previous = process.umask(mask);
+  } catch {
+    previous = undefined;
+  }
+  try {
+    return fn();
+  } finally {
+    if (previous !== undefined) process.umask(previous);
+  }
 }
