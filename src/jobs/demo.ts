@@ -331,6 +331,7 @@ function keepInstructions(
     '  leadctl auth status',
     '  leadctl lists ls',
     `  leadctl leads ids --date today`,
+    `  curl -s -H 'Authorization: Bearer ${sandbox.adminToken}' ${sandbox.baseUrl}/_sandbox/stats   # what it stored`,
     '',
     "The first folder holds the demo's profile (base URL, client id and secret), the second the push",
     'journals and locks, so your own are never touched. Campaign keys for `leadctl legacy post`:',

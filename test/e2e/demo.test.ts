@@ -165,6 +165,12 @@ describe('leadctl demo (the built binary)', () => {
     const lists = await runBinary(['--output', 'json', 'lists', 'ls'], { env: { LEADCTL_CONFIG_DIR: configDir } });
     expect(lists.code).toBe(0);
     expect((JSON.parse(lists.stdout) as Array<{ name: string }>).map((l) => l.name)).toEqual(['Demo SSN suppression']);
+    // The line it prints for the admin endpoints works as printed.
+    const admin = /curl -s -H 'Authorization: Bearer (\S+)' (\S+)\/_sandbox\/stats/.exec(stdout);
+    expect(admin).not.toBeNull();
+    const stats = await fetch(`${admin![2]}/_sandbox/stats`, { headers: { authorization: `Bearer ${admin![1]}` } });
+    expect(stats.status).toBe(200);
+    expect(((await stats.json()) as { lists: number }).lists).toBe(1);
 
     child.kill('SIGINT');
     expect(await exited).toBe(0);
