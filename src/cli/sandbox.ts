@@ -47,7 +47,7 @@ const fraction = (flag: string) => (value: string) => {
 
 const start: Handler<StartOptions> = async (ctx, _args, opts) => {
   const { startSandbox, defaultDataDir, SandboxOptionsError, SandboxStoreError } = await import('../sandbox/index.js');
-  const { UsageError } = await import('../errors.js');
+  const { EnvironmentError, UsageError, environmentError } = await import('../errors.js');
   const dataDir = opts.memory ? undefined : (opts.dataDir ?? defaultDataDir(ctx.io.env));
   const login = await import('../config/sandbox-login.js');
   const store = opts.saveProfile === undefined ? undefined : await ctx.config.store();
@@ -76,13 +76,16 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
     });
   } catch (err) {
     if (err instanceof SandboxOptionsError) throw new UsageError(err.message);
-    if (err instanceof SandboxStoreError) throw new UsageError(err.message, { hint: err.hint });
+    if (err instanceof SandboxStoreError) throw new EnvironmentError(err.message, { hint: err.hint, path: err.path });
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+    if ((err as NodeJS.ErrnoException).syscall === 'listen') {
       throw new UsageError(`cannot listen on ${opts.host}:${opts.port} (${code})`, {
         hint: 'choose another --port, or --port 0 for a free one',
       });
     }
+    // Opening the store: no space, no permission, a read-only disk.
+    const environment = dataDir === undefined ? undefined : environmentError(err, dataDir, 'the sandbox store');
+    if (environment) throw environment;
     throw err;
   }
   const running = sandbox;

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { isLoopbackHost } from '../api/loopback.js';
 import { createClock } from './clock.js';
 import type { SandboxContext } from './context.js';
 import { TokenService } from './domain/tokens.js';
@@ -55,12 +56,6 @@ export interface RunningSandbox {
 
 export class SandboxOptionsError extends Error {}
 export { SandboxStoreError } from './store/database.js';
-
-/** True for an address only this machine can reach: 127.0.0.0/8, ::1, and their IPv4-mapped forms. */
-function isLoopbackAddress(address: string): boolean {
-  const v4 = address.replace(/^::ffff:/i, '');
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4) || address === '::1';
-}
 
 /** The stderr warning for a sandbox listening beyond this machine: what anyone who can reach it can do. */
 function exposureWarning(address: string, port: number, persistent: boolean): string {
@@ -148,7 +143,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const baseUrl = `http://${host}:${address.port}`;
     ctx.publicOrigin = options.publicUrl?.replace(/\/+$/, '') ?? baseUrl;
     ctx.ownOrigins = new Set([baseUrl, new URL(ctx.publicOrigin).origin]);
-    if (!isLoopbackAddress(address.address))
+    if (!isLoopbackHost(address.address))
       warnings.unshift(exposureWarning(address.address, address.port, dataDir !== undefined));
     let closed: Promise<void> | undefined;
     return {

@@ -98,6 +98,7 @@ describe('the sandbox store', () => {
       const error = stderrDocument(res.stderr).error;
       expect(error.message).toContain(join(dataDir, 'sandbox.sqlite'));
       expect(error.message).toMatch(/damaged or not a sandbox store/);
+      expect(error.code).toBe('environment');
       expect(error.hint).toMatch(/move it aside/);
       expect(error.hint).toContain('--memory');
     }
@@ -110,6 +111,8 @@ describe('the sandbox store', () => {
       join(garbage, 'sandbox.sqlite', 'sub'),
     ]);
     expect(notAFolder.code).toBe(2);
-    expect(stderrDocument(notAFolder.stderr).error.message).toMatch(/cannot open the sandbox store in .*ENOTDIR/);
+    const inTheWay = stderrDocument(notAFolder.stderr).error;
+    expect(inTheWay.code).toBe('environment');
+    expect(inTheWay.message).toMatch(/folder .*sandbox\.sqlite\/sub cannot be made: a file is in the way \(ENOTDIR\)/);
   });
 });

@@ -139,10 +139,11 @@ CREATE INDEX IF NOT EXISTS offers_by_lead ON price_reject_offers (lead_id);
 /** The store's files: the database and the journal files SQLite keeps beside it. */
 const STORE_FILES = [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, `${DATABASE_FILE}-journal`];
 
-/** The store cannot be opened or read: a usage or environment problem, never a sandbox bug. */
+/** The store cannot be used as it is (damaged, or a file where its folder should be): never a sandbox bug. */
 export class SandboxStoreError extends Error {
   constructor(
     message: string,
+    readonly path: string,
     readonly hint: string,
     options?: { cause?: unknown },
   ) {
@@ -188,23 +189,29 @@ export function openDatabase(dataDir: string | undefined, warn: (message: string
   }
 }
 
-/** A failure to open or read a persistent store, as a message naming the file and what to do. */
-export function storeError(err: unknown, dataDir: string, file = resolve(dataDir, DATABASE_FILE)): unknown {
+/**
+ * A store that cannot be used as it is, as a SandboxStoreError naming the file and what to do;
+ * any other error (no space, no permission, a read-only disk) is returned as it is, for the
+ * caller's account of environment errors.
+ */
+export function storeError(err: unknown, dataDir: string): unknown {
   if (err instanceof SandboxStoreError) return err;
   const code = (err as { code?: unknown }).code;
   if (typeof code !== 'string') return err;
-  const reason = (err as Error).message;
+  const file = resolve(dataDir, DATABASE_FILE);
   if (CORRUPT_CODES.test(code)) {
     return new SandboxStoreError(
-      `the sandbox store ${file} is damaged or not a sandbox store (${reason})`,
+      `the sandbox store ${file} is damaged or not a sandbox store (${(err as Error).message})`,
+      file,
       `move it aside (mv ${file} ${file}.corrupt) or delete it with its -wal and -shm files, and the sandbox starts a fresh store there; or start with another --data-dir, or --memory`,
       { cause: err },
     );
   }
-  if (code.startsWith('SQLITE_') || /^E[A-Z]+$/.test(code)) {
+  if (code === 'ENOTDIR' || code === 'EEXIST') {
     return new SandboxStoreError(
-      `cannot open the sandbox store in ${resolve(dataDir)} (${code}: ${reason})`,
-      'check that the folder is yours, writable and on a disk with free space; or start with another --data-dir, or --memory',
+      `the sandbox store's folder ${resolve(dataDir)} cannot be made: a file is in the way (${code})`,
+      resolve(dataDir),
+      'choose another --data-dir, or --memory',
       { cause: err },
     );
   }
