@@ -45,6 +45,22 @@ const fraction = (flag: string) => (value: string) => {
   return n;
 };
 
+/** What anyone who can reach a sandbox listening beyond this machine can do with it. */
+function exposureWarning(running: { address: string; port: number; dataDir: string | undefined }): string {
+  const { address, port } = running;
+  const where =
+    address === '0.0.0.0' || address === '::'
+      ? `port ${port} of any address of this machine`
+      : `${address.includes(':') ? `[${address}]` : address}:${port}`;
+  return (
+    `the sandbox listens on ${address}, not a loopback address: anyone who can reach ${where} can use ` +
+    'the token endpoint, the whole /api (with the client credentials printed here), the legacy lead post ' +
+    '(with a campaign api key) and the /_sandbox admin endpoints (with the admin token or the client ' +
+    `credentials), over plain http${running.dataDir === undefined ? '' : '; its store keeps what is sent, SSNs and bank details included'}. ` +
+    'Use --host 127.0.0.1 unless other machines must reach it.'
+  );
+}
+
 const start: Handler<StartOptions> = async (ctx, _args, opts) => {
   const { startSandbox, defaultDataDir, SandboxOptionsError, SandboxStoreError } = await import('../sandbox/index.js');
   const { EnvironmentError, UsageError, environmentError } = await import('../errors.js');
@@ -89,6 +105,8 @@ const start: Handler<StartOptions> = async (ctx, _args, opts) => {
     throw err;
   }
   const running = sandbox;
+  const { isLoopbackHost } = await import('../api/loopback.js');
+  if (!isLoopbackHost(running.address)) ctx.log.warn(`Warning: ${exposureWarning(running)}`);
   for (const warning of running.warnings) ctx.log.warn(`Warning: ${warning}`);
   // Listen for signals before announcing readiness: a script may signal as soon as it reads the line.
   const stopped = new Promise<void>((resolve) => {

@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { isLoopbackHost } from '../api/loopback.js';
 import { createClock } from './clock.js';
 import type { SandboxContext } from './context.js';
 import { TokenService } from './domain/tokens.js';
@@ -46,7 +45,10 @@ export interface RunningSandbox {
   randomSeed: number;
   /** Bearer token for the /_sandbox admin endpoints (new at every start; the client credentials work too). */
   adminToken: string;
-  /** Things the operator should know before relying on this sandbox (a non-loopback address, a shared folder). */
+  /** The address and port it listens on (the address as bound: 0.0.0.0 for every interface). */
+  address: string;
+  port: number;
+  /** Things the operator should know about its store (a folder others can read). */
   warnings: string[];
   /** Row counts of the store. */
   counts(): StoreCounts;
@@ -56,21 +58,6 @@ export interface RunningSandbox {
 
 export class SandboxOptionsError extends Error {}
 export { SandboxStoreError } from './store/database.js';
-
-/** The stderr warning for a sandbox listening beyond this machine: what anyone who can reach it can do. */
-function exposureWarning(address: string, port: number, persistent: boolean): string {
-  const where =
-    address === '0.0.0.0' || address === '::'
-      ? `port ${port} of any address of this machine`
-      : `${address.includes(':') ? `[${address}]` : address}:${port}`;
-  return (
-    `the sandbox listens on ${address}, not a loopback address: anyone who can reach ${where} can use ` +
-    'the token endpoint, the whole /api (with the client credentials printed here), the legacy lead post ' +
-    '(with a campaign api key) and the /_sandbox admin endpoints (with the admin token or the client ' +
-    `credentials), over plain http${persistent ? '; its store keeps what is sent, SSNs and bank details included' : ''}. ` +
-    'Use --host 127.0.0.1 unless other machines must reach it.'
-  );
-}
 
 function listPrefixes(choice: ListsPrefixChoice): string[] {
   if (choice === 'both') return [...LIST_PREFIXES];
@@ -143,11 +130,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     const baseUrl = `http://${host}:${address.port}`;
     ctx.publicOrigin = options.publicUrl?.replace(/\/+$/, '') ?? baseUrl;
     ctx.ownOrigins = new Set([baseUrl, new URL(ctx.publicOrigin).origin]);
-    if (!isLoopbackHost(address.address))
-      warnings.unshift(exposureWarning(address.address, address.port, dataDir !== undefined));
     let closed: Promise<void> | undefined;
     return {
       baseUrl,
+      address: address.address,
+      port: address.port,
       get clientId() {
         return account.clientId;
       },
