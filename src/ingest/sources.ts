@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
@@ -7,6 +7,7 @@ import { createGunzip } from 'node:zlib';
 import { InputError, LeadctlError } from '../errors.js';
 import type { IO, InputEncoding } from '../io/io.js';
 import { openByteStream, READ_CHUNK } from '../io/open-file.js';
+import { type InputStamp, sameStamp, stampOf } from './stamp.js';
 
 /** An opened input: decoded text chunks (UTF-8 or UTF-16, BOM removed, gunzipped) and a name for messages. */
 export interface InputSource {
@@ -45,7 +46,7 @@ export async function openInput(
   let raw: Readable;
   let name: string;
   let size: number | undefined;
-  let watch: { full: string; size: number; mtimeMs: number } | undefined;
+  let watch: { full: string; stamp: InputStamp } | undefined;
   if (pathOrDash === '-') {
     name = 'stdin';
     raw = io.stdin;
@@ -58,7 +59,7 @@ export async function openInput(
       if (info.isDirectory()) throw new InputError('is a directory, not a file', { file: name });
       if (info.isFile()) {
         size = info.size;
-        if (io.input?.allowChanging !== true) watch = { full, size: info.size, mtimeMs: info.mtimeMs };
+        if (io.input?.allowChanging !== true) watch = { full, stamp: stampOf(info) };
       }
     } catch (err) {
       if (err instanceof InputError) throw err;
@@ -146,7 +147,7 @@ async function* gunzip(bytes: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
  */
 async function* unchangedWhileRead(
   bytes: AsyncIterable<Buffer>,
-  opened: { full: string; size: number; mtimeMs: number },
+  opened: { full: string; stamp: InputStamp },
   name: string,
 ): AsyncGenerator<Buffer> {
   let read = 0;
@@ -154,32 +155,16 @@ async function* unchangedWhileRead(
     read += chunk.length;
     yield chunk;
   }
-  const now = await stat(opened.full).catch(() => undefined);
-  if (!now || now.size !== opened.size || now.mtimeMs !== opened.mtimeMs || read !== opened.size) {
+  const now = await stat(opened.full).then(stampOf, () => undefined);
+  const { size } = opened.stamp;
+  if (!sameStamp(opened.stamp, now) || read !== size) {
     throw new InputError(
-      `changed while it was read (${opened.size.toLocaleString('en-US')} bytes when opened, ${(now?.size ?? read).toLocaleString('en-US')} at the end): it is probably still being written`,
+      `changed while it was read (${size.toLocaleString('en-US')} bytes when opened, ${(now?.size ?? read).toLocaleString('en-US')} at the end): it is probably still being written`,
       { file: name },
       {
         hint: 'wait for the export to finish and run the command again, or pass --allow-changing-input to read it as it is',
       },
     );
-  }
-}
-
-/** Feeds a file's bytes to `hash` through one reused buffer (no garbage however large the file). */
-export async function hashFile(path: string, hash: { update(data: Uint8Array): unknown }): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    const buffer = Buffer.allocUnsafe(1 << 20);
-    for (
-      let n = (await handle.read(buffer, 0, buffer.length)).bytesRead;
-      n > 0;
-      n = (await handle.read(buffer, 0, buffer.length)).bytesRead
-    ) {
-      hash.update(buffer.subarray(0, n));
-    }
-  } finally {
-    await handle.close();
   }
 }
 

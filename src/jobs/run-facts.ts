@@ -1,6 +1,6 @@
 import { createReadStream, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { hashFile } from '../ingest/sources.js';
+import { hashFile } from '../ingest/stamp.js';
 import { TableReader } from '../ingest/table/reader.js';
 import type {
   AccountingFact,
