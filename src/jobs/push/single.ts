@@ -17,9 +17,11 @@ import { openInput } from '../../ingest/sources.js';
 import { Staging } from '../../ingest/lms/staging.js';
 import { formatZodIssues } from '../../schema/common.js';
 import { CustomerUpsertSchema, LoanUpsertSchema, PaymentUpsertSchema } from '../../schema/loan-performance.js';
-import { DEFAULT_STOP_GRACE_MS, type PushEnvironment, type PushOutcome } from './batch.js';
+import type { PushEnvironment, PushOutcome } from './environment.js';
+import { DEFAULT_STOP_GRACE_MS } from './stopping.js';
 import { defaultRejectsName, RejectsWriter } from './rejects.js';
-import { accountFor, outcomeOf, Tally, type StopReason } from './summary.js';
+import { Tally } from './accounting.js';
+import { accountFor, outcomeOf, type StopReason } from './summary.js';
 import type { Reject } from './validate.js';
 
 /**

@@ -2,7 +2,6 @@ import { basename } from 'node:path';
 import type { RejectReason } from './rejects.js';
 import type { Signal } from '../../io/io.js';
 import { ExitCode, type LeadctlError } from '../../errors.js';
-import type { LevelCounts } from './validate.js';
 
 /**
  * What a push did, record by record: every record read ends accepted, rejected (listed in the
@@ -143,42 +142,6 @@ export function outcomeOf(
   const exitCode = rejectedAny ? ExitCode.REJECTED : ExitCode.OK;
   if (validateOnly) return { status: rejectedAny ? 'validated_with_rejects' : 'validated', exitCode };
   return { status: rejectedAny ? 'completed_with_rejects' : 'completed', exitCode };
-}
-
-export class Tally {
-  readonly read = counts();
-  readonly valid = counts();
-  readonly sent = counts();
-  readonly accepted = counts();
-  readonly rejected = counts();
-  readonly duplicates = counts();
-  readonly unconfirmed = counts();
-  readonly unchanged = counts();
-  readonly notSent = counts();
-
-  static add(target: LevelCounts, source: LevelCounts, sign = 1): void {
-    target.customers += sign * source.customers;
-    target.loans += sign * source.loans;
-    target.payments += sign * source.payments;
-  }
-
-  level(key: keyof LevelCounts): LevelSummary {
-    return {
-      read: this.read[key],
-      valid: this.valid[key],
-      sent: this.sent[key],
-      accepted: this.accepted[key],
-      rejected: this.rejected[key],
-      duplicates: this.duplicates[key],
-      unconfirmed: this.unconfirmed[key],
-      unchanged: this.unchanged[key],
-      not_sent: this.notSent[key],
-    };
-  }
-}
-
-function counts(): LevelCounts {
-  return { customers: 0, loans: 0, payments: 0 };
 }
 
 const STATUS_WORDS: Record<PushStatus, string> = {

@@ -1,0 +1,183 @@
+import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
+import { InputError } from '../../errors.js';
+import type { CustomerGroup } from '../../ingest/lms/groups.js';
+import { type BatchInput, type StagedExport, stageExport } from '../../ingest/lms/inputs.js';
+import { formatFromName, type InputFormat } from '../../ingest/lms/rows.js';
+import type { Staging } from '../../ingest/lms/staging.js';
+import { streamGroups, streamTwoFiles } from '../../ingest/lms/stream.js';
+import type { Mapping } from '../../ingest/mapping/mapping.js';
+import { type InputSource, openInput } from '../../ingest/sources.js';
+import {
+  currentStamp,
+  describeStamp,
+  hashFile,
+  type InputStamp,
+  isRegularFile,
+  sameStamp,
+} from '../../ingest/stamp.js';
+import type { IO } from '../../io/io.js';
+import type { RunAccount } from './accounting.js';
+import type { PushEvent } from './progress.js';
+import { paymentLooksValid } from './quick-check.js';
+
+/**
+ * The two ways into a batch push: a file sorted by customer streams straight through; anything
+ * else is staged first. Rows read and rows refused are counted in the run's account as they go.
+ */
+
+/** Thrown where a signal stops the reading: the run then counts what it has and ends. */
+export class ReadingStopped extends Error {}
+
+export interface ReadingContext {
+  io: IO;
+  mapping: Mapping;
+  account: RunAccount;
+  /** Aborted by the first signal: a read waiting on a pipe or a FIFO stops at once. */
+  signal: AbortSignal;
+  onEvent(event: PushEvent): void;
+}
+
+/**
+ * One named CSV file with a row per payment, or one --loans and one --payments file, can stream
+ * (if sorted by customer: a file found unsorted is staged after all); anything else is staged.
+ */
+export function streamableInput(
+  inputs: readonly BatchInput[],
+  format: InputFormat | undefined,
+  cwd: string,
+): BatchInput[] | undefined {
+  if (inputs.some((i) => !regularFile(i.path, cwd))) return undefined;
+  if (inputs.length === 1)
+    return inputs[0]!.role === 'auto' && (format ?? formatFromName(inputs[0]!.path)) === 'csv'
+      ? [inputs[0]!]
+      : undefined;
+  if (inputs.length === 2 && inputs.some((i) => i.role === 'loans') && inputs.some((i) => i.role === 'payments'))
+    return [...inputs];
+  return undefined;
+}
+
+/** Standard input, a pipe or a FIFO is staged, never streamed nor hashed ahead. */
+export function regularFile(path: string, cwd: string): boolean {
+  return path !== '-' && isRegularFile(resolve(cwd, path));
+}
+
+/**
+ * The customer groups of one CSV file, or of a --loans and a --payments file read side by side;
+ * the generator returns the rows it read. Throws NotSortedError when a file is not sorted by customer.
+ */
+export async function streamedGroups(
+  inputs: readonly BatchInput[],
+  ctx: ReadingContext,
+): Promise<AsyncGenerator<CustomerGroup, number>> {
+  const { account } = ctx;
+  const opened: InputSource[] = [];
+  for (const input of inputs) {
+    opened.push(await openInput(input.path, ctx.io, { signal: ctx.signal }));
+    account.sources.push(opened[opened.length - 1]!.name);
+  }
+  const onRows = (file: string) => (rows: number) => {
+    account.rowsRead = rows;
+    ctx.onEvent({ type: 'reading', file, rows });
+  };
+  if (inputs.length === 1)
+    return streamGroups(opened[0]!, {
+      mapping: ctx.mapping,
+      src: 0,
+      problems: account.readProblem,
+      onRows: onRows(opened[0]!.name),
+    });
+  const loans = inputs.findIndex((i) => i.role === 'loans');
+  const payments = inputs.findIndex((i) => i.role === 'payments');
+  return streamTwoFiles({
+    mapping: ctx.mapping,
+    problems: account.readProblem,
+    loans: { input: opened[loans]!, src: loans },
+    payments: { input: opened[payments]!, src: payments },
+    onRows: onRows(opened[payments]!.name),
+  });
+}
+
+/** Reads every input into `staging`; `stopped()` is asked as rows come, and stops the reading. */
+export async function stageInputs(
+  inputs: readonly BatchInput[],
+  format: InputFormat | undefined,
+  ctx: ReadingContext,
+  staging: Staging,
+  stopped: () => boolean,
+): Promise<StagedExport> {
+  const { account } = ctx;
+  return stageExport({
+    inputs,
+    mapping: ctx.mapping,
+    format,
+    problems: account.readProblem,
+    io: ctx.io,
+    staging,
+    precheckPayment: paymentLooksValid,
+    signal: ctx.signal,
+    onRows: (file, rows) => {
+      // A signal while reading: stop here; nothing is in flight yet, so there is nothing to wait for.
+      if (stopped()) {
+        account.inputFullyRead = false;
+        throw new ReadingStopped();
+      }
+      ctx.onEvent({ type: 'reading', file, rows });
+    },
+  });
+}
+
+/** Digest of the mapping and the files' bytes (not their names): the journal's key. */
+export async function inputsDigest(
+  inputs: readonly BatchInput[],
+  ctx: Omit<ReadingContext, 'account'>,
+): Promise<string> {
+  const digest = createHash('sha256').update(`mapping:${JSON.stringify(ctx.mapping.spec)}\n`);
+  for (const input of inputs) {
+    const hash = createHash('sha256');
+    try {
+      await hashFile(resolve(ctx.io.cwd, input.path), hash);
+    } catch (err) {
+      // openInput says it better (no such file, a directory…).
+      await openInput(input.path, ctx.io);
+      throw new InputError(`could not be read: ${(err as Error).message}`, { file: input.path });
+    }
+    const sha256 = hash.digest('hex');
+    ctx.onEvent({ type: 'input', file: input.path, sha256 });
+    digest.update(`${input.role}:${sha256}\n`);
+  }
+  return digest.digest('hex');
+}
+
+/** Files are keyed by their bytes; standard input (or a pipe, a FIFO) only by what was read from it. */
+export async function stagedDigest(
+  inputs: readonly BatchInput[],
+  readDigest: string,
+  ctx: Omit<ReadingContext, 'account'>,
+): Promise<string> {
+  if (inputs.some((i) => !regularFile(i.path, ctx.io.cwd))) return readDigest;
+  return inputsDigest(inputs, ctx);
+}
+
+/** Size and modification time of each named input file as the run starts. */
+export function stampInputs(inputs: readonly BatchInput[], cwd: string): Map<string, InputStamp> {
+  const stamps = new Map<string, InputStamp>();
+  for (const input of inputs) {
+    const stamp = input.path === '-' ? undefined : currentStamp(resolve(cwd, input.path));
+    if (stamp !== undefined) stamps.set(input.path, stamp);
+  }
+  return stamps;
+}
+
+/** An export still being written when cron starts the push is read half-way, and nothing else would tell. */
+export function changedInputs(stamps: ReadonlyMap<string, InputStamp>, cwd: string): string[] {
+  const notes: string[] = [];
+  for (const [path, before] of stamps) {
+    const after = currentStamp(resolve(cwd, path));
+    if (sameStamp(before, after)) continue;
+    notes.push(
+      `${path} changed while it was read (${describeStamp(before)} at the start, ${after ? describeStamp(after) : 'gone'} at the end): it was probably still being written; rerun once the export is complete (upserts are safe to repeat)`,
+    );
+  }
+  return notes;
+}
