@@ -646,35 +646,19 @@ export class ApiClient {
             proxy: this.proxy,
           });
         }
-        const decision = this.withinDeadline(decideRetry(attempt, waitedMs, this.policy, undefined, this.random));
-        if (!decision.retry) {
-          this.emit({
-            type: 'give-up',
-            method: spec.method,
-            path: target,
-            attempts: attempt,
-            reason: decision.reason ?? '',
-          });
+        const step = await this.retryStep(spec, target, attempt, waitedMs, undefined, code);
+        if (!step.retried) {
           throw errorFromNetwork({
             method: spec.method,
             path: target,
             baseUrl: this.baseUrl,
             attempts: attempt,
             error,
-            gaveUp: decision.reason,
+            gaveUp: step.reason,
             proxy: this.proxy,
           });
         }
-        this.emit({
-          type: 'retry',
-          method: spec.method,
-          path: target,
-          attempt,
-          delayMs: decision.delayMs,
-          reason: code,
-        });
-        await sleep(decision.delayMs, spec.signal);
-        waitedMs += decision.delayMs;
+        waitedMs = step.waitedMs;
         continue;
       }
       this.emit({
@@ -740,39 +724,50 @@ export class ApiClient {
       // A malformed 2xx is most often something in the way (a portal, a proxy): worth repeating like a 5xx.
       if ((malformed !== undefined || isRetryableStatus(res.status)) && spec.repeat === 'safe') {
         const retryAfter = parseRetryAfter(res.headers['retry-after'], this.now());
-        const decision = this.withinDeadline(
-          decideRetry(
-            attempt,
-            waitedMs,
-            this.policy,
-            res.status === 429 || res.status === 503 ? retryAfter : undefined,
-            this.random,
-          ),
+        const step = await this.retryStep(
+          spec,
+          target,
+          attempt,
+          waitedMs,
+          res.status === 429 || res.status === 503 ? retryAfter : undefined,
+          malformed ? `HTTP ${res.status}, ${ANSWER_PROBLEM_WORDS[malformed.kind]}` : `HTTP ${res.status}`,
         );
-        if (decision.retry) {
-          this.emit({
-            type: 'retry',
-            method: spec.method,
-            path: target,
-            attempt,
-            delayMs: decision.delayMs,
-            reason: malformed ? `HTTP ${res.status}, ${ANSWER_PROBLEM_WORDS[malformed.kind]}` : `HTTP ${res.status}`,
-          });
-          await sleep(decision.delayMs, spec.signal);
-          waitedMs += decision.delayMs;
+        if (step.retried) {
+          waitedMs = step.waitedMs;
           continue;
         }
-        this.emit({
-          type: 'give-up',
-          method: spec.method,
-          path: target,
-          attempts: attempt,
-          reason: decision.reason ?? '',
-        });
-        throw (spec.mapError ?? errorFromResponse)({ ...failed, gaveUp: decision.reason });
+        throw (spec.mapError ?? errorFromResponse)({ ...failed, gaveUp: step.reason });
       }
       throw (spec.mapError ?? errorFromResponse)(failed);
     }
+  }
+
+  /**
+   * After a failed attempt that may be repeated: waits for the next attempt (told as a `retry`
+   * event) and returns the request's total wait so far, or says why there is none (a `give-up`).
+   */
+  private async retryStep(
+    spec: RequestSpec,
+    target: string,
+    attempt: number,
+    waitedMs: number,
+    retryAfterMs: number | undefined,
+    reason: string,
+  ): Promise<{ retried: true; waitedMs: number } | { retried: false; reason: string | undefined }> {
+    const decision = this.withinDeadline(decideRetry(attempt, waitedMs, this.policy, retryAfterMs, this.random));
+    if (!decision.retry) {
+      this.emit({
+        type: 'give-up',
+        method: spec.method,
+        path: target,
+        attempts: attempt,
+        reason: decision.reason ?? '',
+      });
+      return { retried: false, reason: decision.reason };
+    }
+    this.emit({ type: 'retry', method: spec.method, path: target, attempt, delayMs: decision.delayMs, reason });
+    await sleep(decision.delayMs, spec.signal);
+    return { retried: true, waitedMs: waitedMs + decision.delayMs };
   }
 
   /** Milliseconds left before the client's deadline (Infinity without one). */
