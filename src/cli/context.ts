@@ -11,6 +11,7 @@ import { Redactor } from '../redact.js';
 import type { IO } from '../io/io.js';
 
 import type { OutputFormat } from '../io/output-format.js';
+import type { GlobalFlags } from './global-options.js';
 
 export type { OutputFormat };
 
@@ -87,22 +88,20 @@ export interface CommandContext {
 
 export type RunCommand = (argv: string[], io: IO) => Promise<number>;
 
-export function resolveGlobals(io: IO, raw: Record<string, unknown>): GlobalOptions {
-  const explicit = typeof raw.output === 'string';
-  const output = (explicit ? raw.output : io.stdout.isTTY ? 'table' : 'json') as OutputFormat;
+export function resolveGlobals(io: IO, raw: GlobalFlags): GlobalOptions {
+  const explicit = raw.output !== undefined;
   const noColorEnv = io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== '';
-  const timeout = raw.timeout === undefined ? undefined : Number(raw.timeout);
   return {
-    output,
+    output: raw.output ?? (io.stdout.isTTY ? 'table' : 'json'),
     outputExplicit: explicit,
     verbose: raw.verbose === true,
     quiet: raw.quiet === true,
     color: raw.color !== false && !noColorEnv && io.stderr.isTTY === true,
     utc: raw.utc === true,
-    profile: (raw.profile as string | undefined) ?? undefined,
-    baseUrl: (raw.baseUrl as string | undefined) ?? undefined,
-    timeoutMs: timeout === undefined ? undefined : Math.round(timeout * 1000),
-    listsPath: (raw.listsPath as string | undefined) ?? undefined,
+    profile: raw.profile,
+    baseUrl: raw.baseUrl,
+    timeoutMs: raw.timeout === undefined ? undefined : Math.round(raw.timeout * 1000),
+    listsPath: raw.listsPath,
   };
 }
 
@@ -128,7 +127,7 @@ export function createLogger(
 
 export function createContext(
   io: IO,
-  raw: Record<string, unknown>,
+  raw: GlobalFlags,
   runCommand: RunCommand,
   redactor: Redactor = new Redactor(),
 ): CommandContext {

@@ -1,50 +1,19 @@
-import { Option } from 'commander';
-import type { Handler, Register } from './command.js';
+import { type Command, Option } from '@commander-js/extra-typings';
+import { defineCommand } from './command.js';
 import type { CommandContext } from './context.js';
-import { addRunFileOptions, type RunFileFlags, type RunFiles } from './run-files.js';
+import { addRunFileOptions, type RunFiles } from './run-files.js';
+import { ExitCode, formatLocation, UsageError } from '../errors.js';
 
 /** Unchecked rows named on stderr; the results hold every one. */
 const SHOWN_PROBLEMS = 20;
-
-interface DryRunOptions extends RunFileFlags {
-  ssn?: string;
-  email?: string;
-  purchasedLookback?: string;
-  underwritingLookback?: string;
-  file?: string;
-  out?: string;
-  ssnColumn?: string;
-  emailColumn?: string;
-  concurrency: string;
-  retries: string;
-}
-
-const dryRun: Handler<DryRunOptions> = async (ctx, _args, opts) => {
-  const { lookbacksFrom } = await import('../ingest/dry-run/input.js');
-  const lookbacks = lookbacksFrom(opts);
-  if (opts.file !== undefined) {
-    const { withRunFiles } = await import('./run-files.js');
-    return withRunFiles(ctx, 'dry-run', opts, [opts.file], (files) => bulk(ctx, opts, lookbacks, files));
-  }
-  if (opts.report !== undefined || opts.metricsFile !== undefined) {
-    const { UsageError } = await import('../errors.js');
-    throw new UsageError('--report and --metrics-file go with --file');
-  }
-  if (opts.out !== undefined || opts.ssnColumn !== undefined || opts.emailColumn !== undefined) {
-    const { UsageError } = await import('../errors.js');
-    throw new UsageError('--out, --ssn-column and --email-column go with --file');
-  }
-  return single(ctx, opts, lookbacks);
-};
 
 async function single(
   ctx: CommandContext,
   opts: DryRunOptions,
   lookbacks: import('../ingest/dry-run/input.js').Lookbacks,
 ): Promise<number> {
-  const [{ buildDryRunRequest }, { UsageError, ExitCode }, { DRY_RUN_REASONS }] = await Promise.all([
+  const [{ buildDryRunRequest }, { DRY_RUN_REASONS }] = await Promise.all([
     import('../ingest/dry-run/input.js'),
-    import('../errors.js'),
     import('../schema/dry-run.js'),
   ]);
   const check = buildDryRunRequest(opts.ssn, opts.email, lookbacks);
@@ -71,19 +40,13 @@ async function bulk(
   lookbacks: import('../ingest/dry-run/input.js').Lookbacks,
   files?: RunFiles,
 ): Promise<number> {
-  const [
-    { openDryRunFile },
-    job,
-    { parsePositiveInt, parseRetries },
-    { checkOutputPath, exportToFile },
-    { UsageError, formatLocation },
-  ] = await Promise.all([
-    import('../ingest/dry-run/input.js'),
-    import('../jobs/dry-run-bulk.js'),
-    import('../ingest/date-flags.js'),
-    import('../ingest/table/writer.js'),
-    import('../errors.js'),
-  ]);
+  const [{ openDryRunFile }, job, { parsePositiveInt, parseRetries }, { checkOutputPath, exportToFile }] =
+    await Promise.all([
+      import('../ingest/dry-run/input.js'),
+      import('../jobs/dry-run-bulk.js'),
+      import('../ingest/date-flags.js'),
+      import('../ingest/table/writer.js'),
+    ]);
   if (opts.ssn !== undefined || opts.email !== undefined)
     throw new UsageError('--file checks the rows of a file: leave out --ssn and --email');
   const concurrency = parsePositiveInt(opts.concurrency, '--concurrency', 32);
@@ -202,45 +165,71 @@ async function bulk(
   return job.dryRunBulkExitCode(summary);
 }
 
-export const register: Register = (program, bind) => {
-  const command = program
-    .command('dry-run')
-    .description(
-      'was this applicant already bought, or underwritten recently? PASS (exit 0) or FAIL (exit 4) with the reason',
-    )
-    .option('--ssn <ssn>', 'social security number (dashes and spaces are ignored)')
-    .option('--email <email>', 'email address')
-    .option(
-      '--purchased-lookback <days|off>',
-      'previously-purchased window in days, or off (service default: all time)',
-    )
-    .option('--underwriting-lookback <days|off>', 'underwriting-cost window in days, or off (service default: 3 days)')
-    .addOption(
-      new Option('--file <csv>', 'check every row of a CSV with ssn and/or email columns (- for stdin)').conflicts([
-        'ssn',
-        'email',
-      ]),
-    )
-    .option('--out <csv>', 'with --file: write the input columns plus pass and reason to this CSV')
-    .option('--ssn-column <name>', 'with --file: header of the SSN column (default: ssn, social_security_number…)')
-    .option('--email-column <name>', 'with --file: header of the email column (default: email, email_address…)')
-    .option('--concurrency <n>', 'with --file: rows checked at once', '4')
-    .option('--retries <n>', 'with --file: further attempts for a row that still fails after the client retries', '2');
-  addRunFileOptions(command, 'with --file: ')
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Reasons: previously_purchased (an accepted lead with this SSN or email within the window),',
-        '         underwriting_cost (underwriting money spent on it within the window).',
-        'Exit codes: 0 pass; 4 fail; 2 invalid input. With --file: 0 every row passed, 4 some rows failed',
-        'or were invalid, 5 some rows could not be checked (service unavailable).',
-        '',
-        'Examples:',
-        '  leadctl dry-run --ssn 123-45-6789 && echo "not bought before"',
-        '  leadctl dry-run --email ann@example.com --purchased-lookback 30 --underwriting-lookback off',
-        '  leadctl dry-run --file applicants.csv --out checked.csv',
-      ].join('\n'),
-    )
-    .action(bind(dryRun));
-};
+function declare(parent: Command) {
+  return addRunFileOptions(
+    parent
+      .command('dry-run')
+      .description(
+        'was this applicant already bought, or underwritten recently? PASS (exit 0) or FAIL (exit 4) with the reason',
+      )
+      .option('--ssn <ssn>', 'social security number (dashes and spaces are ignored)')
+      .option('--email <email>', 'email address')
+      .option(
+        '--purchased-lookback <days|off>',
+        'previously-purchased window in days, or off (service default: all time)',
+      )
+      .option(
+        '--underwriting-lookback <days|off>',
+        'underwriting-cost window in days, or off (service default: 3 days)',
+      )
+      .addOption(
+        new Option('--file <csv>', 'check every row of a CSV with ssn and/or email columns (- for stdin)').conflicts([
+          'ssn',
+          'email',
+        ]),
+      )
+      .option('--out <csv>', 'with --file: write the input columns plus pass and reason to this CSV')
+      .option('--ssn-column <name>', 'with --file: header of the SSN column (default: ssn, social_security_number…)')
+      .option('--email-column <name>', 'with --file: header of the email column (default: email, email_address…)')
+      .option('--concurrency <n>', 'with --file: rows checked at once', '4')
+      .option(
+        '--retries <n>',
+        'with --file: further attempts for a row that still fails after the client retries',
+        '2',
+      ),
+    'with --file: ',
+  ).addHelpText(
+    'after',
+    [
+      '',
+      'Reasons: previously_purchased (an accepted lead with this SSN or email within the window),',
+      '         underwriting_cost (underwriting money spent on it within the window).',
+      'Exit codes: 0 pass; 4 fail; 2 invalid input. With --file: 0 every row passed, 4 some rows failed',
+      'or were invalid, 5 some rows could not be checked (service unavailable).',
+      '',
+      'Examples:',
+      '  leadctl dry-run --ssn 123-45-6789 && echo "not bought before"',
+      '  leadctl dry-run --email ann@example.com --purchased-lookback 30 --underwriting-lookback off',
+      '  leadctl dry-run --file applicants.csv --out checked.csv',
+    ].join('\n'),
+  );
+}
+
+/** The options as commander parses them, typed from their declaration. */
+type DryRunOptions = ReturnType<ReturnType<typeof declare>['opts']>;
+
+export const register = defineCommand(declare, async (ctx, _args, opts) => {
+  const { lookbacksFrom } = await import('../ingest/dry-run/input.js');
+  const lookbacks = lookbacksFrom(opts);
+  if (opts.file !== undefined) {
+    const { withRunFiles } = await import('./run-files.js');
+    return withRunFiles(ctx, 'dry-run', opts, [opts.file], (files) => bulk(ctx, opts, lookbacks, files));
+  }
+  if (opts.report !== undefined || opts.metricsFile !== undefined) {
+    throw new UsageError('--report and --metrics-file go with --file');
+  }
+  if (opts.out !== undefined || opts.ssnColumn !== undefined || opts.emailColumn !== undefined) {
+    throw new UsageError('--out, --ssn-column and --email-column go with --file');
+  }
+  return single(ctx, opts, lookbacks);
+});

@@ -1,23 +1,8 @@
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option, type OptionValues } from '@commander-js/extra-typings';
 import type { CommandContext } from './context.js';
-import type { Handler, Register } from './command.js';
-import { addRunFileOptions, type RunFileFlags, type RunFiles } from './run-files.js';
-
-interface UploadOptions extends RunFileFlags {
-  name?: string;
-  type?: string;
-  column?: string;
-  header?: boolean;
-  skipInvalid?: boolean;
-  validateOnly?: boolean;
-  rejects?: string;
-  yes?: boolean;
-}
-
-interface LsOptions {
-  page?: number;
-  all?: boolean;
-}
+import { defineCommand, defineGroup } from './command.js';
+import { addRunFileOptions, type RunFiles } from './run-files.js';
+import { environmentError, ExitCode, InputError, InterruptedError, UsageError, ValidationError } from '../errors.js';
 
 const TYPE_HELP =
   'list type: ssn, ssn4, zip, phone, email, routing, employer, affiliate, or the service name ' +
@@ -34,152 +19,143 @@ const pageNumber = (value: string): number => {
   return Number(value.trim());
 };
 
-function uploadHandler(mode: 'create' | 'update'): Handler<UploadOptions> {
-  const run = uploadRun(mode);
-  return async (ctx, args, opts) => {
-    const { withRunFiles } = await import('./run-files.js');
-    const input = (mode === 'update' ? args[1] : args[0]) as string;
-    return withRunFiles(ctx, `lists ${mode}`, opts, [input], (files) => run(ctx, args, opts, files));
-  };
+/** What create and update get: the list (update only), the file, and their shared flags. */
+type UploadOptions = UploadFlags & { id?: number; input: string };
+type UploadFlags = ReturnType<ReturnType<typeof uploadOptions<[], Record<never, never>>>['opts']>;
+
+async function upload(ctx: CommandContext, mode: 'create' | 'update', options: UploadOptions): Promise<number> {
+  const { withRunFiles } = await import('./run-files.js');
+  return withRunFiles(ctx, `lists ${mode}`, options, [options.input], (files) => uploadRun(ctx, options, files));
 }
 
 /** create and update share everything but the list id. */
-function uploadRun(
-  mode: 'create' | 'update',
-): (ctx: CommandContext, args: unknown[], opts: UploadOptions, files: RunFiles | undefined) => Promise<number> {
-  return async (ctx, args, opts, files) => {
-    const job = await import('../jobs/list-upload.js');
-    const { describeCsvFrom, describeRead } = await import('./views/list-report.js');
-    const { InterruptedError } = await import('../errors.js');
-    const id = mode === 'update' ? (args[0] as number) : undefined;
-    const input = (mode === 'update' ? args[1] : args[0]) as string;
+async function uploadRun(ctx: CommandContext, opts: UploadOptions, files: RunFiles | undefined): Promise<number> {
+  const job = await import('../jobs/list-upload.js');
+  const { describeCsvFrom, describeRead } = await import('./views/list-report.js');
+  const { id, input } = opts;
 
-    // Refuse a bad name or type before touching the file; update may take them from the list.
-    let nameInput = opts.name;
-    let typeInput = opts.type;
-    if (nameInput !== undefined) job.checkListName(nameInput);
-    if (typeInput !== undefined) job.checkListType(typeInput);
-    if (id !== undefined && (nameInput === undefined || typeInput === undefined)) {
-      const current = await (await ctx.api()).getList(id);
-      nameInput ??= current.name;
-      typeInput ??= current.type;
-      ctx.log.info(
-        `List ${id} keeps its ${[opts.name === undefined ? `name "${current.name}"` : '', opts.type === undefined ? `type ${current.type}` : ''].filter(Boolean).join(' and ')}`,
-      );
-    }
-    const name = job.checkListName(nameInput);
-    const type = job.checkListType(typeInput);
+  // Refuse a bad name or type before touching the file; update may take them from the list.
+  let nameInput = opts.name;
+  let typeInput = opts.type;
+  if (nameInput !== undefined) job.checkListName(nameInput);
+  if (typeInput !== undefined) job.checkListType(typeInput);
+  if (id !== undefined && (nameInput === undefined || typeInput === undefined)) {
+    const current = await (await ctx.api()).getList(id);
+    nameInput ??= current.name;
+    typeInput ??= current.type;
+    ctx.log.info(
+      `List ${id} keeps its ${[opts.name === undefined ? `name "${current.name}"` : '', opts.type === undefined ? `type ${current.type}` : ''].filter(Boolean).join(' and ')}`,
+    );
+  }
+  const name = job.checkListName(nameInput);
+  const type = job.checkListType(typeInput);
 
-    const record = opts.validateOnly ? undefined : await openRecord(ctx, true);
-    const { LIST_VALUE_KINDS } = await import('../ingest/lists/normalise.js');
-    const { describeChanges, diffList, listDigests } = await import('../jobs/list-diff.js');
-    const progress = ctx.progress();
-    const controller = new AbortController();
-    const release = ctx.io.onSignal((signal) => controller.abort(new InterruptedError(signal)));
-    let result;
-    try {
-      result = await job.runListUpload(
-        {
-          input,
-          name,
-          type,
-          listId: id,
-          column: opts.column,
-          header: opts.header,
-          skipInvalid: opts.skipInvalid === true,
-          validateOnly: opts.validateOnly === true,
-          rejectsPath: opts.rejects,
-        },
-        {
-          io: ctx.io,
-          api: () => ctx.api(),
-          signal: controller.signal,
-          beforeUpload: async (values, collected) => {
-            const { confirm } = await import('../output/prompt.js');
-            if (id !== undefined) {
-              progress.stop();
-              const changes = record?.list(id) ? diffList(record, id, LIST_VALUE_KINDS[type], collected) : undefined;
-              const what = changes
-                ? describeChanges(changes)
-                : 'no record here of its current values, so what changes is unknown';
-              ctx.log.info(`List ${id} ("${name}") from ${input === '-' ? 'stdin' : input}: ${what}`);
-              await confirm(
-                ctx.io,
-                `Replace every value of list ${id} ("${name}") with the ${values.toLocaleString('en-US')} value${values === 1 ? '' : 's'} of ${input === '-' ? 'stdin' : input}?`,
-                { yes: opts.yes === true },
-              );
-              return changes;
-            }
-            // A second list with an existing name is nearly always a mistake (the service allows it).
-            const api = await ctx.api();
-            const same: number[] = [];
-            for await (const list of api.allLists())
-              if (list.name.trim().toLowerCase() === name.trim().toLowerCase()) same.push(list.id);
-            if (same.length === 0) return;
+  const record = opts.validateOnly ? undefined : await openRecord(ctx, true);
+  const { LIST_VALUE_KINDS } = await import('../ingest/lists/normalise.js');
+  const { describeChanges, diffList, listDigests } = await import('../jobs/list-diff.js');
+  const progress = ctx.progress();
+  const controller = new AbortController();
+  const release = ctx.io.onSignal((signal) => controller.abort(new InterruptedError(signal)));
+  let result;
+  try {
+    result = await job.runListUpload(
+      {
+        input,
+        name,
+        type,
+        listId: id,
+        column: opts.column,
+        header: opts.header,
+        skipInvalid: opts.skipInvalid === true,
+        validateOnly: opts.validateOnly === true,
+        rejectsPath: opts.rejects,
+      },
+      {
+        io: ctx.io,
+        api: () => ctx.api(),
+        signal: controller.signal,
+        beforeUpload: async (values, collected) => {
+          const { confirm } = await import('../output/prompt.js');
+          if (id !== undefined) {
             progress.stop();
+            const changes = record?.list(id) ? diffList(record, id, LIST_VALUE_KINDS[type], collected) : undefined;
+            const what = changes
+              ? describeChanges(changes)
+              : 'no record here of its current values, so what changes is unknown';
+            ctx.log.info(`List ${id} ("${name}") from ${input === '-' ? 'stdin' : input}: ${what}`);
             await confirm(
               ctx.io,
-              `A list named "${name}" exists already (id ${same.join(', ')}); create another one?`,
+              `Replace every value of list ${id} ("${name}") with the ${values.toLocaleString('en-US')} value${values === 1 ? '' : 's'} of ${input === '-' ? 'stdin' : input}?`,
               { yes: opts.yes === true },
             );
-          },
-          onEvent: (event) => {
-            if (event.type === 'reading') {
-              ctx.log.info(
-                describeRead({
-                  file: event.file,
-                  format: event.format,
-                  column: event.column ?? null,
-                  header_row: event.headerRow ?? null,
-                }),
-              );
-            } else if (event.type === 'csv-from') {
-              ctx.log.info(describeCsvFrom(event.file, event.row, event.delimiter));
-            } else if (event.type === 'rows') {
-              progress.update(`Read ${event.rows.toLocaleString('en-US')} rows`);
-            } else {
-              progress.update(`Uploading ${event.items.toLocaleString('en-US')} values`);
-            }
-          },
+            return changes;
+          }
+          // A second list with an existing name is nearly always a mistake (the service allows it).
+          const api = await ctx.api();
+          const same: number[] = [];
+          for await (const list of api.allLists())
+            if (list.name.trim().toLowerCase() === name.trim().toLowerCase()) same.push(list.id);
+          if (same.length === 0) return;
+          progress.stop();
+          await confirm(ctx.io, `A list named "${name}" exists already (id ${same.join(', ')}); create another one?`, {
+            yes: opts.yes === true,
+          });
         },
-      );
+        onEvent: (event) => {
+          if (event.type === 'reading') {
+            ctx.log.info(
+              describeRead({
+                file: event.file,
+                format: event.format,
+                column: event.column ?? null,
+                header_row: event.headerRow ?? null,
+              }),
+            );
+          } else if (event.type === 'csv-from') {
+            ctx.log.info(describeCsvFrom(event.file, event.row, event.delimiter));
+          } else if (event.type === 'rows') {
+            progress.update(`Read ${event.rows.toLocaleString('en-US')} rows`);
+          } else {
+            progress.update(`Uploading ${event.items.toLocaleString('en-US')} values`);
+          }
+        },
+      },
+    );
+  } catch (err) {
+    progress.fail();
+    record?.close();
+    throw err;
+  } finally {
+    release();
+  }
+  progress.stop();
+  let unrecorded: unknown;
+  if (record) {
+    // What was uploaded from here, for the next `lists diff` and `lists update` (keyed digests only).
+    try {
+      if (result.outcome === 'uploaded' && result.list)
+        record.rememberList(result.list.id, type, listDigests(record, result.values), ctx.io.now().getTime());
     } catch (err) {
-      progress.fail();
-      record?.close();
-      throw err;
+      // The list is stored whatever the disk says: report that first, then what failed.
+      unrecorded = err;
     } finally {
-      release();
+      record.close();
     }
-    progress.stop();
-    let unrecorded: unknown;
-    if (record) {
-      // What was uploaded from here, for the next `lists diff` and `lists update` (keyed digests only).
-      try {
-        if (result.outcome === 'uploaded' && result.list)
-          record.rememberList(result.list.id, type, listDigests(record, result.values), ctx.io.now().getTime());
-      } catch (err) {
-        // The list is stored whatever the disk says: report that first, then what failed.
-        unrecorded = err;
-      } finally {
-        record.close();
-      }
-    }
-    if (files) {
-      const done = result;
-      files.recorder.settled(done.summary.uploaded);
-      files.describe(async (run, code, error) =>
-        (await import('../jobs/run-facts.js')).listFacts(done, code, run, error),
-      );
-    }
-    const code = await report(ctx, result);
-    if (unrecorded === undefined) return code;
-    const { environmentError } = await import('../errors.js');
-    const failure = environmentError(unrecorded);
-    if (!failure) throw unrecorded;
-    ctx.log.warn(`Error: ${failure.message}`);
-    if (failure.hint) ctx.log.warn(`Hint: ${failure.hint}`);
-    return failure.exitCode;
-  };
+  }
+  if (files) {
+    const done = result;
+    files.recorder.settled(done.summary.uploaded);
+    files.describe(async (run, code, error) =>
+      (await import('../jobs/run-facts.js')).listFacts(done, code, run, error),
+    );
+  }
+  const code = await report(ctx, result);
+  if (unrecorded === undefined) return code;
+  const failure = environmentError(unrecorded);
+  if (!failure) throw unrecorded;
+  ctx.log.warn(`Error: ${failure.message}`);
+  if (failure.hint) ctx.log.warn(`Hint: ${failure.hint}`);
+  return failure.exitCode;
 }
 
 /** The record of what this profile, base URL and client uploaded (see `state show`). */
@@ -198,78 +174,82 @@ async function openRecord(ctx: CommandContext, create: boolean) {
   );
 }
 
-interface DiffOptions {
-  type?: string;
-  column?: string;
-  header?: boolean;
-  show?: boolean;
-}
-
-const diff: Handler<DiffOptions> = async (ctx, args, opts) => {
-  const id = args[0] as number;
-  const input = args[1] as string;
-  const [job, { diffList }, { LIST_VALUE_KINDS }, { UsageError }] = await Promise.all([
-    import('../jobs/list-upload.js'),
-    import('../jobs/list-diff.js'),
-    import('../ingest/lists/normalise.js'),
-    import('../errors.js'),
-  ]);
-  const record = await openRecord(ctx, false);
-  try {
-    const known = record?.list(id);
-    if (!record || !known) {
-      throw new UsageError(
-        `no record of list ${id}'s values on this machine: it was created or last updated elsewhere (the service never returns a list's values)`,
+const diff = defineCommand(
+  (lists) =>
+    lists
+      .command('diff')
+      .description(
+        'what `lists update ID FILE` would add and remove, against the values last uploaded to that list from here',
+      )
+      .argument('<id>', 'list id', listId)
+      .argument('<file>', 'the file of values, or - for standard input')
+      .option('--type <type>', `${TYPE_HELP} (default: the type of the last upload)`)
+      .option('--column <name|number>', 'the column holding the values: a header name or a number from 1')
+      .option('--header', 'the first non-blank row is a header (default: detected)')
+      .option('--no-header', 'the file has no header row')
+      .option('--show', 'also list the added values (masked where personal)'),
+  async (ctx, [id, input], opts) => {
+    const [job, { diffList }, { LIST_VALUE_KINDS }] = await Promise.all([
+      import('../jobs/list-upload.js'),
+      import('../jobs/list-diff.js'),
+      import('../ingest/lists/normalise.js'),
+    ]);
+    const record = await openRecord(ctx, false);
+    try {
+      const known = record?.list(id);
+      if (!record || !known) {
+        throw new UsageError(
+          `no record of list ${id}'s values on this machine: it was created or last updated elsewhere (the service never returns a list's values)`,
+          {
+            hint: `\`leadctl lists update ${id} FILE\` from here records what it uploads; later diffs compare against that`,
+          },
+        );
+      }
+      const type = job.checkListType(opts.type ?? known.type);
+      const result = await job.runListUpload(
         {
-          hint: `\`leadctl lists update ${id} FILE\` from here records what it uploads; later diffs compare against that`,
+          input,
+          name: `list ${id}`,
+          type,
+          column: opts.column,
+          header: opts.header,
+          skipInvalid: true,
+          validateOnly: true,
         },
+        { io: ctx.io },
       );
-    }
-    const type = job.checkListType(opts.type ?? known.type);
-    const result = await job.runListUpload(
-      {
-        input,
-        name: `list ${id}`,
+      const s = result.summary;
+      const changes = diffList(record, id, LIST_VALUE_KINDS[type], result.values, opts.show === true);
+      const doc = {
+        list_id: id,
+        file: s.file,
         type,
-        column: opts.column,
-        header: opts.header,
-        skipInvalid: true,
-        validateOnly: true,
-      },
-      { io: ctx.io },
-    );
-    const s = result.summary;
-    const changes = diffList(record, id, LIST_VALUE_KINDS[type], result.values, opts.show === true);
-    const doc = {
-      list_id: id,
-      file: s.file,
-      type,
-      ...changes,
-      rows_read: s.rows_read,
-      rejected: s.rejected,
-      last_upload: { values: known.count, at: new Date(known.uploadedAt).toISOString() },
-    };
-    const n = (x: number) => x.toLocaleString('en-US');
-    await ctx.output.document(doc, () =>
-      [
-        `List ${id} against ${s.file}: ${n(changes.added)} added, ${n(changes.removed)} removed, ${n(changes.unchanged)} unchanged`,
-        `(last uploaded from here: ${n(known.count)} values, ${doc.last_upload.at})`,
-        ...(s.rejected
-          ? [
-              `${n(s.rejected)} row${s.rejected === 1 ? ' of the file is' : 's of the file are'} invalid and would not be uploaded (lists update --validate-only lists them)`,
-            ]
-          : []),
-        ...(changes.added_values?.length ? ['added:', ...changes.added_values.map((v) => `  ${v}`)] : []),
-      ].join('\n'),
-    );
-  } finally {
-    record?.close();
-  }
-};
+        ...changes,
+        rows_read: s.rows_read,
+        rejected: s.rejected,
+        last_upload: { values: known.count, at: new Date(known.uploadedAt).toISOString() },
+      };
+      const n = (x: number) => x.toLocaleString('en-US');
+      await ctx.output.document(doc, () =>
+        [
+          `List ${id} against ${s.file}: ${n(changes.added)} added, ${n(changes.removed)} removed, ${n(changes.unchanged)} unchanged`,
+          `(last uploaded from here: ${n(known.count)} values, ${doc.last_upload.at})`,
+          ...(s.rejected
+            ? [
+                `${n(s.rejected)} row${s.rejected === 1 ? ' of the file is' : 's of the file are'} invalid and would not be uploaded (lists update --validate-only lists them)`,
+              ]
+            : []),
+          ...(changes.added_values?.length ? ['added:', ...changes.added_values.map((v) => `  ${v}`)] : []),
+        ].join('\n'),
+      );
+    } finally {
+      record?.close();
+    }
+  },
+);
 
 async function report(ctx: CommandContext, result: import('../jobs/list-upload.js').ListUploadResult): Promise<number> {
   const { printProblems, SUMMARY_COLUMNS } = await import('./views/list-report.js');
-  const { ExitCode, InputError, ValidationError } = await import('../errors.js');
   const s = result.summary;
   const details = { summary: s, problems: result.problems, problem_count: result.problemCount };
   const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
@@ -334,125 +314,123 @@ async function report(ctx: CommandContext, result: import('../jobs/list-upload.j
   }
 }
 
-const get: Handler = async (ctx, args) => {
-  const { LIST_COLUMNS, listJson } = await import('./views/list-report.js');
-  const list = await (await ctx.api()).getList(args[0] as number);
-  await ctx.output.record(list, LIST_COLUMNS, { json: listJson(list) });
-};
+const get = defineCommand(
+  (lists) =>
+    lists
+      .command('get')
+      .description("show a list's metadata (its values are never returned by the service)")
+      .argument('<id>', 'list id', listId),
+  async (ctx, [id]) => {
+    const { LIST_COLUMNS, listJson } = await import('./views/list-report.js');
+    const list = await (await ctx.api()).getList(id);
+    await ctx.output.record(list, LIST_COLUMNS, { json: listJson(list) });
+  },
+);
 
-const ls: Handler<LsOptions> = async (ctx, _args, opts) => {
-  const { UsageError } = await import('../errors.js');
-  if (opts.all && opts.page !== undefined) throw new UsageError('--page and --all cannot be used together');
-  const { LIST_COLUMNS, listJson } = await import('./views/list-report.js');
-  const api = await ctx.api();
-  if (opts.all) {
-    const lists = [];
-    const bar = ctx.progress();
-    try {
-      for await (const list of api.allLists({
-        onPage: (page, last) => bar.update(`lists: page ${page} of ${last} received`),
-      }))
-        lists.push(list);
-    } finally {
-      bar.stop();
+const ls = defineCommand(
+  (lists) =>
+    lists
+      .command('ls')
+      .description("list the account's lists: id, name, type, archived, created, updated")
+      .option('--page <n>', 'page to show (default: 1)', pageNumber)
+      .option('--all', 'every page'),
+  async (ctx, _args, opts) => {
+    if (opts.all && opts.page !== undefined) throw new UsageError('--page and --all cannot be used together');
+    const { LIST_COLUMNS, listJson } = await import('./views/list-report.js');
+    const api = await ctx.api();
+    if (opts.all) {
+      const lists = [];
+      const bar = ctx.progress();
+      try {
+        for await (const list of api.allLists({
+          onPage: (page, last) => bar.update(`lists: page ${page} of ${last} received`),
+        }))
+          lists.push(list);
+      } finally {
+        bar.stop();
+      }
+      await ctx.output.list(lists, LIST_COLUMNS, { jsonRow: listJson, empty: 'No lists.' });
+      return;
     }
-    await ctx.output.list(lists, LIST_COLUMNS, { jsonRow: listJson, empty: 'No lists.' });
-    return;
-  }
-  const page = await api.listPage(opts.page ?? 1);
-  await ctx.output.list(page.data, LIST_COLUMNS, {
-    jsonRow: listJson,
-    empty: page.current_page > 1 ? `No lists on page ${page.current_page}.` : 'No lists.',
-  });
-  if (page.last_page > 1 || page.current_page > page.last_page) {
-    const next =
-      page.current_page < page.last_page ? `; --page ${page.current_page + 1} for the next, --all for every page` : '';
-    ctx.log.info(`Page ${page.current_page} of ${page.last_page} (${page.total} lists)${next}`);
-  }
-};
+    const page = await api.listPage(opts.page ?? 1);
+    await ctx.output.list(page.data, LIST_COLUMNS, {
+      jsonRow: listJson,
+      empty: page.current_page > 1 ? `No lists on page ${page.current_page}.` : 'No lists.',
+    });
+    if (page.last_page > 1 || page.current_page > page.last_page) {
+      const next =
+        page.current_page < page.last_page
+          ? `; --page ${page.current_page + 1} for the next, --all for every page`
+          : '';
+      ctx.log.info(`Page ${page.current_page} of ${page.last_page} (${page.total} lists)${next}`);
+    }
+  },
+);
 
-function uploadOptions(cmd: Command, mode: 'create' | 'update'): Command {
+function uploadOptions<A extends unknown[], O extends OptionValues>(cmd: Command<A, O>, mode: 'create' | 'update') {
   const required = mode === 'create';
-  cmd
-    .addOption(
-      new Option(
-        '--name <name>',
-        `list name, at most 255 characters${required ? '' : ' (default: keep the current name)'}`,
-      ).makeOptionMandatory(required),
-    )
-    .addOption(
-      new Option(
-        '--type <type>',
-        TYPE_HELP + (required ? '' : ' (default: keep the current type)'),
-      ).makeOptionMandatory(required),
-    )
-    .option(
-      '--column <name|number>',
-      'the column holding the values: a header name or a number from 1 (default: the only column, or the one whose header names the type)',
-    )
-    .option('--header', 'the first non-blank row is a header (default: detected)')
-    .option('--no-header', 'the file has no header row')
-    .option(
-      '--skip-invalid',
-      'upload the valid values even if some rows are invalid (exit code 4 when some were skipped)',
-    )
-    .option('--rejects <file>', 'write every problem to this CSV file (file, row, value, reason; SSNs masked)')
-    .option('--validate-only', 'read, normalise and check the file; send nothing')
-    .option(
-      '-y, --yes',
-      mode === 'update'
-        ? 'replace the values without asking (needed when there is no terminal to ask on)'
-        : 'create the list even if one with this name exists, without asking',
-    );
-  return addRunFileOptions(cmd);
+  return addRunFileOptions(
+    cmd
+      .addOption(
+        new Option(
+          '--name <name>',
+          `list name, at most 255 characters${required ? '' : ' (default: keep the current name)'}`,
+        ).makeOptionMandatory(required),
+      )
+      .addOption(
+        new Option(
+          '--type <type>',
+          TYPE_HELP + (required ? '' : ' (default: keep the current type)'),
+        ).makeOptionMandatory(required),
+      )
+      .option(
+        '--column <name|number>',
+        'the column holding the values: a header name or a number from 1 (default: the only column, or the one whose header names the type)',
+      )
+      .option('--header', 'the first non-blank row is a header (default: detected)')
+      .option('--no-header', 'the file has no header row')
+      .option(
+        '--skip-invalid',
+        'upload the valid values even if some rows are invalid (exit code 4 when some were skipped)',
+      )
+      .option('--rejects <file>', 'write every problem to this CSV file (file, row, value, reason; SSNs masked)')
+      .option('--validate-only', 'read, normalise and check the file; send nothing')
+      .option(
+        '-y, --yes',
+        mode === 'update'
+          ? 'replace the values without asking (needed when there is no terminal to ask on)'
+          : 'create the list even if one with this name exists, without asking',
+      ),
+  );
 }
 
-export const register: Register = (program, bind) => {
-  const lists = program
-    .command('lists')
-    .description('suppression lists: upload from CSV, text or JSON with local validation; show and list them');
+const create = defineCommand(
+  (lists) =>
+    uploadOptions(
+      lists
+        .command('create')
+        .description('create a list from FILE (CSV, one value per line, JSON array; .gz; - for stdin)')
+        .argument('<file>', 'the file of values, or - for standard input'),
+      'create',
+    ),
+  (ctx, [input], opts) => upload(ctx, 'create', { ...opts, input }),
+);
 
-  uploadOptions(
-    lists
-      .command('create')
-      .description('create a list from FILE (CSV, one value per line, JSON array; .gz; - for stdin)')
-      .argument('<file>', 'the file of values, or - for standard input'),
-    'create',
-  ).action(bind(uploadHandler('create')));
+const update = defineCommand(
+  (lists) =>
+    uploadOptions(
+      lists
+        .command('update')
+        .description("replace a list's values with those of FILE")
+        .argument('<id>', 'list id', listId)
+        .argument('<file>', 'the file of values, or - for standard input'),
+      'update',
+    ),
+  (ctx, [id, input], opts) => upload(ctx, 'update', { ...opts, id, input }),
+);
 
-  uploadOptions(
-    lists
-      .command('update')
-      .description("replace a list's values with those of FILE")
-      .argument('<id>', 'list id', listId)
-      .argument('<file>', 'the file of values, or - for standard input'),
-    'update',
-  ).action(bind(uploadHandler('update')));
-
-  lists
-    .command('diff')
-    .description(
-      'what `lists update ID FILE` would add and remove, against the values last uploaded to that list from here',
-    )
-    .argument('<id>', 'list id', listId)
-    .argument('<file>', 'the file of values, or - for standard input')
-    .option('--type <type>', `${TYPE_HELP} (default: the type of the last upload)`)
-    .option('--column <name|number>', 'the column holding the values: a header name or a number from 1')
-    .option('--header', 'the first non-blank row is a header (default: detected)')
-    .option('--no-header', 'the file has no header row')
-    .option('--show', 'also list the added values (masked where personal)')
-    .action(bind(diff));
-
-  lists
-    .command('get')
-    .description("show a list's metadata (its values are never returned by the service)")
-    .argument('<id>', 'list id', listId)
-    .action(bind(get));
-
-  lists
-    .command('ls')
-    .description("list the account's lists: id, name, type, archived, created, updated")
-    .option('--page <n>', 'page to show (default: 1)', pageNumber)
-    .option('--all', 'every page')
-    .action(bind(ls));
-};
+export const register = defineGroup(
+  'lists',
+  'suppression lists: upload from CSV, text or JSON with local validation; show and list them',
+  [create, update, diff, get, ls],
+);

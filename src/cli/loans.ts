@@ -1,16 +1,16 @@
-import type { Register } from './command.js';
-import { addPushOptions, type PushFlags } from './push-options.js';
+import { defineCommand, defineGroup } from './command.js';
+import { addPushOptions } from './push-options.js';
 
-export const register: Register = (program, bind) => {
-  const loans = program.command('loans').description('report loans to the loan performance service in real time');
-  const push = loans
-    .command('push')
-    .description('upsert loans of existing customers, one request each (customer_id goes in the path)')
-    .argument('<file>', 'CSV, JSON or NDJSON of loans with their customer_id; - reads one JSON record from stdin');
-  addPushOptions(push, 'requests').action(
-    bind<PushFlags>(async (ctx, args, opts) => {
-      const { runSinglePushCommand } = await import('./push-run.js');
-      return runSinglePushCommand(ctx, 'loan', args[0] as string, opts);
-    }),
-  );
-};
+const push = defineCommand(
+  (loans) =>
+    addPushOptions(
+      loans
+        .command('push')
+        .description('upsert loans of existing customers, one request each (customer_id goes in the path)')
+        .argument('<file>', 'CSV, JSON or NDJSON of loans with their customer_id; - reads one JSON record from stdin'),
+      'requests',
+    ),
+  async (ctx, [file], opts) => (await import('./push-run.js')).runSinglePushCommand(ctx, 'loan', file, opts),
+);
+
+export const register = defineGroup('loans', 'report loans to the loan performance service in real time', [push]);

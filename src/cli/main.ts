@@ -1,68 +1,30 @@
-import { Command, CommanderError, Option } from 'commander';
-import { environmentError, ExitCode, LeadctlError, UsageError } from '../errors.js';
+import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/extra-typings';
+import { environmentError, ExitCode, LeadctlError } from '../errors.js';
 import { Redactor, redactError } from '../redact.js';
 import type { Bind, Register } from './command.js';
-import { OUTPUT_FORMATS } from '../io/output-format.js';
 import { packageVersion } from '../version.js';
 import { createContext } from './context.js';
 import type { IO } from '../io/io.js';
-import { INPUT_ENCODINGS, processIO, type InputEncoding } from '../io/io.js';
+import { processIO } from '../io/io.js';
+import { addGlobalOptions } from './global-options.js';
 import { commandGroups } from './groups.js';
 import { COMMAND_EXAMPLES, examplesText } from './examples.js';
 
-export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGroups): Command {
-  const program = new Command('leadctl');
+export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGroups) {
+  const program = addGlobalOptions(
+    new Command('leadctl')
+      .description(
+        'Operate the Lead Intake and Loan Performance Service: suppression lists, loan performance pushes, leads, dry runs, and a local sandbox.',
+      )
+      .version(packageVersion(), '-V, --version', 'print the version'),
+  );
   program
-    .description(
-      'Operate the Lead Intake and Loan Performance Service: suppression lists, loan performance pushes, leads, dry runs, and a local sandbox.',
-    )
-    .version(packageVersion(), '-V, --version', 'print the version')
-    .addOption(
-      new Option('-o, --output <format>', 'output format (default: table on a terminal, json otherwise)').choices(
-        OUTPUT_FORMATS,
-      ),
-    )
-    .option('-v, --verbose', 'log each request and decision to stderr (secrets redacted)')
-    .option('-q, --quiet', 'print only data and errors')
-    .option('--no-color', 'disable colours (NO_COLOR is honoured too)')
-    .option('--utc', 'show times in UTC (default: the local time zone, TZ, with its offset)')
-    .option('-p, --profile <name>', 'credentials profile to use (env LEADCTL_PROFILE)')
-    .option('--base-url <url>', 'service base URL (env LEADCTL_BASE_URL)')
-    .option(
-      '--timeout <seconds>',
-      'deadline of each request and its whole answer, in seconds (default 60)',
-      parsePositiveNumber,
-    )
-    .option(
-      '--lists-path <path>',
-      'where this deployment serves lists, e.g. /api/v1/list-manager/lists (default: the documented path, else the other one, remembered per profile)',
-      parseListsPath,
-    )
-    .addOption(
-      new Option(
-        '--encoding <name>',
-        'text encoding of input files (default: UTF-8; UTF-16 with a BOM is recognised)',
-      ).choices(INPUT_ENCODINGS),
-    )
-    .option(
-      '--delimiter <char>',
-      "field delimiter of input files: a character, or comma, semicolon, tab, pipe (default: detected from the header line; for exports, the mapping's)",
-      parseDelimiter,
-    )
-    .option(
-      '--csv-raw',
-      "write CSV values exactly, without the leading ' that keeps spreadsheets from running cells starting with = + - @ as formulas",
-    )
-    .option(
-      '--allow-changing-input',
-      'read an input file even if it changes while it is read (refused by default: an export still being written)',
-    )
     .exitOverride()
     // Global options in every command's help, as they can go before or after the command.
     .configureHelp({ showGlobalOptions: true })
     .showSuggestionAfterError(true);
   // Commander's own error lines are not printed here: main renders every error in one style.
-  const output = (cmd: Command) => ({
+  const output = (cmd: CommandUnknownOpts) => ({
     writeOut: (s: string) => io.stdout.write(s),
     writeErr: (s: string) => io.stderr.write(s),
     outputError: () => {
@@ -71,12 +33,12 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
   });
   program.configureOutput(output(program));
   // A group run without its command shows its help as the error: remember which group.
-  program.on('beforeAllHelp', (context: { error: boolean; command: Command }) => {
+  program.on('beforeAllHelp', (context: { error: boolean; command: CommandUnknownOpts }) => {
     if (context.error) failingCommand.set(program, context.command);
   });
   for (const register of groups) register(program, bind);
   // Subcommands inherit output routing and error behaviour, and get their examples.
-  const configure = (cmd: Command, path: string[]) => {
+  const configure = (cmd: CommandUnknownOpts, path: string[]) => {
     for (const sub of cmd.commands) {
       const subPath = [...path, sub.name()];
       sub
@@ -103,39 +65,12 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
 }
 
 /** The command whose usage was wrong (commander reports errors without saying which), per program. */
-const failingCommand = new WeakMap<Command, Command>();
+const failingCommand = new WeakMap<CommandUnknownOpts, CommandUnknownOpts>();
 
-function commandPath(cmd: Command | undefined): string {
+function commandPath(cmd: CommandUnknownOpts | undefined): string {
   const names: string[] = [];
-  for (let c: Command | null | undefined = cmd; c; c = c.parent) names.unshift(c.name());
+  for (let c: CommandUnknownOpts | null | undefined = cmd; c; c = c.parent) names.unshift(c.name());
   return names.join(' ') || 'leadctl';
-}
-
-function parseListsPath(value: string): string {
-  const path = value.trim().replace(/\/+$/, '');
-  if (!/^\/[\w.~\-/]+$/.test(path) || path.includes('//'))
-    throw new UsageError(
-      `--lists-path must be a path on the service starting with /, like /api/v1/list-manager/lists; got "${value}"`,
-    );
-  return path;
-}
-
-const DELIMITER_NAMES: Record<string, string> = { comma: ',', semicolon: ';', tab: '\t', pipe: '|', '\\t': '\t' };
-
-function parseDelimiter(value: string): string {
-  const d = DELIMITER_NAMES[value.toLowerCase()] ?? value;
-  if (d.length !== 1 || d === '"' || d === '\r' || d === '\n')
-    throw new UsageError(
-      `--delimiter must be one character (or comma, semicolon, tab, pipe), not a quote or a line break; got "${value}"`,
-    );
-  return d;
-}
-
-function parsePositiveNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0)
-    throw new UsageError(`--timeout must be a positive number of seconds, got "${value}"`);
-  return n;
 }
 
 /** Parses argv, runs the command and returns the exit code. Never exits the process. */
@@ -147,22 +82,20 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
   const explicit = explicitOutput(argv);
   let jsonErrors: JsonErrors =
     explicit === 'json' ? 'stdout' : explicit === undefined && io.stdout.isTTY !== true ? 'stderr' : 'none';
-  const bind: Bind =
-    (handler) =>
-    async (...commanderArgs: any[]) => {
-      const cmd = commanderArgs[commanderArgs.length - 1] as Command;
-      const raw = cmd.optsWithGlobals();
+  const bind: Bind = (handler) =>
+    async function (this) {
+      const raw = program.opts();
       const input = {
-        encoding: raw.encoding as InputEncoding | undefined,
+        encoding: raw.encoding,
         allowChanging: raw.allowChangingInput === true,
-        delimiter: raw.delimiter as string | undefined,
+        delimiter: raw.delimiter,
       };
       const ctx = createContext({ ...io, input, csv: { raw: raw.csvRaw === true } }, raw, main, redactor);
       // JSON asked for by name: the error is the run's one document on stdout. JSON only implied (stdout
       // piped): stdout is for data, so the error document goes to stderr (see JsonErrors).
       jsonErrors = ctx.globals.output !== 'json' ? 'none' : ctx.globals.outputExplicit ? 'stdout' : 'stderr';
       try {
-        const code = await handler(ctx, cmd.processedArgs ?? [], cmd.opts() as never, cmd);
+        const code = await handler(ctx, this.processedArgs, this.opts(), this);
         exitCode = code ?? ExitCode.OK;
       } finally {
         await ctx.dispose();
@@ -211,7 +144,7 @@ function renderError(
   thrown: unknown,
   io: IO,
   jsonErrors: JsonErrors,
-  failing: Command | undefined,
+  failing: CommandUnknownOpts | undefined,
   redactor: Redactor,
 ): number {
   const json = jsonErrors === 'stdout';

@@ -1,49 +1,11 @@
-import { InvalidArgumentError, Option, type Command } from 'commander';
-import { addRunFileOptions, type RunFileFlags } from './run-files.js';
+import { type Command, Option, type OptionValues } from '@commander-js/extra-typings';
+import { wholeNumber } from './parse.js';
+import { addRunFileOptions } from './run-files.js';
+
+const PUSH_INPUT_FORMATS = ['csv', 'json', 'ndjson'] as const;
 
 /** Flags shared by the push commands (customers batch, customers/loans/payments push). */
-
-export interface PushFlags extends RunFileFlags {
-  mapping?: string;
-  rejects?: string;
-  concurrency: number;
-  validateOnly?: boolean;
-  format?: 'csv' | 'json' | 'ndjson';
-}
-
-export const wholeNumber =
-  (name: string, min: number, max: number) =>
-  (value: string): number => {
-    const text = value.trim();
-    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
-      throw new InvalidArgumentError(`${name} takes a whole number from ${min} to ${max}.`);
-    }
-    return Number(text);
-  };
-
-const UNITS: Record<string, number> = {
-  '': 1,
-  b: 1,
-  k: 1024,
-  kb: 1000,
-  kib: 1024,
-  m: 1024 ** 2,
-  mb: 1000 ** 2,
-  mib: 1024 ** 2,
-};
-
-/** `8388608`, `8MiB`, `8MB`, `512k`. */
-export const byteSize = (value: string): number => {
-  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(value.trim());
-  const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
-  if (!m || unit === undefined)
-    throw new InvalidArgumentError('--max-bytes takes a size such as 8388608, 8MiB, 8MB or 512k.');
-  const bytes = Math.floor(Number(m[1]) * unit);
-  if (bytes < 1024) throw new InvalidArgumentError('--max-bytes must be at least 1 KiB.');
-  return bytes;
-};
-
-export function addPushOptions(cmd: Command, what: string): Command {
+export function addPushOptions<A extends unknown[], O extends OptionValues>(cmd: Command<A, O>, what: string) {
   const options = cmd
     .option(
       '--mapping <file>',
@@ -56,11 +18,12 @@ export function addPushOptions(cmd: Command, what: string): Command {
     .option('--concurrency <n>', `${what} in flight at once`, wholeNumber('--concurrency', 1, 64), 4)
     .option('--validate-only', 'read, convert and check everything; send nothing')
     .addOption(
-      new Option('--format <format>', 'input format when the file name does not say (stdin)').choices([
-        'csv',
-        'json',
-        'ndjson',
-      ]),
+      new Option('--format <format>', 'input format when the file name does not say (stdin)').choices(
+        PUSH_INPUT_FORMATS,
+      ),
     );
   return addRunFileOptions(options);
 }
+
+/** The push options as commander parses them, typed from their declaration above. */
+export type PushFlags = ReturnType<ReturnType<typeof addPushOptions<[], Record<never, never>>>['opts']>;

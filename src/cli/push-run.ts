@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { UsageError } from '../errors.js';
 import { progressModeFor } from '../output/progress.js';
 import type { CommandContext } from './context.js';
 import type { PushFlags } from './push-options.js';
@@ -75,15 +75,14 @@ export function nextStepHint(
 
 export async function runBatchPushCommand(
   ctx: CommandContext,
-  _cmd: Command,
   request: BatchPushRequest,
   flags: RunFileFlags = {},
 ): Promise<number> {
   const { runBatchPush } = await import('../jobs/push/batch.js');
-  if (request.inputs.length === 0) {
-    const { UsageError } = await import('../errors.js');
-    throw new UsageError('give the export: FILE..., or --loans FILE (with --payments FILE)');
-  }
+  if (request.inputs.length === 0)
+    throw new UsageError('give the export: FILE..., or --loans FILE (with --payments FILE)', {
+      hint: 'e.g. `leadctl customers batch export.csv --mapping mapping.json`; without --mapping the columns must be named as the API fields (`leadctl mapping init export.csv` writes a mapping)',
+    });
   const inputs = request.inputs.map((i) => i.path);
   return withRunFiles(ctx, 'customers batch', flags, inputs, async (files) => {
     const { env, finish } = environment(ctx, files);

@@ -1,7 +1,8 @@
-import type { Command } from 'commander';
+import type { Command, OptionValues } from '@commander-js/extra-typings';
 import type { CommandContext } from './context.js';
 import type { RunFacts } from '../output/run-report.js';
 import type { RunRecorder } from '../jobs/run-record.js';
+import { ExitCode, LeadctlError, UsageError } from '../errors.js';
 
 /**
  * `--report FILE.html` and `--metrics-file FILE.prom` (env LEADCTL_METRICS_FILE), shared by the
@@ -10,12 +11,7 @@ import type { RunRecorder } from '../jobs/run-record.js';
  * written when the command ends, however it ends (an error too: monitoring must hear of it).
  */
 
-export interface RunFileFlags {
-  report?: string;
-  metricsFile?: string;
-}
-
-export function addRunFileOptions(cmd: Command, prefix = ''): Command {
+export function addRunFileOptions<A extends unknown[], O extends OptionValues>(cmd: Command<A, O>, prefix = '') {
   return cmd
     .option(
       '--report <file.html>',
@@ -26,6 +22,9 @@ export function addRunFileOptions(cmd: Command, prefix = ''): Command {
       `${prefix}write the run's metrics in the Prometheus text format for node_exporter's textfile collector, atomically (env LEADCTL_METRICS_FILE)`,
     );
 }
+
+/** The two options as commander parses them, typed from their declaration above. */
+export type RunFileFlags = ReturnType<ReturnType<typeof addRunFileOptions<[], Record<never, never>>>['opts']>;
 
 /** Builds the run's facts once the command knows its exit code (and the error, if it threw). */
 type FactsSource = (
@@ -56,9 +55,8 @@ export class RunFiles {
   ): Promise<RunFiles | undefined> {
     const metrics = flags.metricsFile ?? (ctx.io.env.LEADCTL_METRICS_FILE || undefined);
     if (flags.report === undefined && metrics === undefined) return undefined;
-    const [{ checkOutputPath }, { UsageError }, { resolve }, { RunRecorder }] = await Promise.all([
+    const [{ checkOutputPath }, { resolve }, { RunRecorder }] = await Promise.all([
       import('../ingest/table/writer.js'),
-      import('../errors.js'),
       import('node:path'),
       import('../jobs/run-record.js'),
     ]);
@@ -172,7 +170,6 @@ export async function withRunFiles(
   try {
     code = (await body(files)) ?? 0;
   } catch (err) {
-    const { LeadctlError, ExitCode } = await import('../errors.js');
     const exitCode = err instanceof LeadctlError ? err.exitCode : ExitCode.UNEXPECTED;
     const error =
       err instanceof LeadctlError

@@ -1,49 +1,9 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { InvalidArgumentError, Option } from 'commander';
-import type { Command } from 'commander';
-import type { SandboxOptions } from '../sandbox/index.js';
-import type { Handler, Register } from './command.js';
-
-/** The flags as commander gives them: the sandbox's options, with --latency and --max-body named as on the command line. */
-type StartOptions = Required<Pick<SandboxOptions, 'host' | 'port'>> &
-  Pick<
-    SandboxOptions,
-    | 'dataDir'
-    | 'memory'
-    | 'clientId'
-    | 'clientSecret'
-    | 'tokenTtl'
-    | 'offerTtl'
-    | 'failRate'
-    | 'rateLimit'
-    | 'resetRate'
-    | 'randomSeed'
-  > & {
-    latency?: number;
-    maxBody?: number;
-    listsPrefix?: 'lead-management' | 'list-manager' | 'both';
-    minimal?: boolean;
-    publicUrl?: string;
-    saveProfile?: string;
-    env?: boolean | string;
-  };
-
-const wholeNumber =
-  (flag: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
-  (value: string) => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value) || n < min || n > max)
-      throw new InvalidArgumentError(`${flag} takes a whole number from ${min} to ${max}.`);
-    return n;
-  };
-
-const fraction = (flag: string) => (value: string) => {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
-    throw new InvalidArgumentError(`${flag} takes a fraction from 0 to 1, e.g. 0.05.`);
-  return n;
-};
+import { Option } from '@commander-js/extra-typings';
+import { EnvironmentError, environmentError, UsageError } from '../errors.js';
+import { defineCommand, defineGroup } from './command.js';
+import { fraction, wholeNumber } from './parse.js';
 
 /** What anyone who can reach a sandbox listening beyond this machine can do with it. */
 function exposureWarning(running: { address: string; port: number; dataDir: string | undefined }): string {
@@ -61,110 +21,183 @@ function exposureWarning(running: { address: string; port: number; dataDir: stri
   );
 }
 
-const start: Handler<StartOptions> = async (ctx, _args, opts) => {
-  const { startSandbox, defaultDataDir, SandboxOptionsError, SandboxStoreError } = await import('../sandbox/index.js');
-  const { EnvironmentError, UsageError, environmentError } = await import('../errors.js');
-  const dataDir = opts.memory ? undefined : (opts.dataDir ?? defaultDataDir(ctx.io.env));
-  const login = await import('../config/sandbox-login.js');
-  const store = opts.saveProfile === undefined ? undefined : await ctx.config.store();
-  if (store && opts.saveProfile !== undefined) login.checkSandboxProfile(store, opts.saveProfile);
-  let sandbox;
-  try {
-    sandbox = await startSandbox({
-      host: opts.host,
-      port: opts.port,
-      memory: opts.memory === true,
-      dataDir,
-      clientId: opts.clientId,
-      clientSecret: opts.clientSecret,
-      tokenTtl: opts.tokenTtl,
-      offerTtl: opts.offerTtl,
-      failRate: opts.failRate,
-      rateLimit: opts.rateLimit,
-      latencyMs: opts.latency,
-      resetRate: opts.resetRate,
-      randomSeed: opts.randomSeed,
-      maxBodyBytes: opts.maxBody,
-      listsPrefix: opts.listsPrefix,
-      minimal: opts.minimal === true,
-      publicUrl: opts.publicUrl,
-      onError: (message) => ctx.log.warn(message),
-    });
-  } catch (err) {
-    if (err instanceof SandboxOptionsError) throw new UsageError(err.message);
-    if (err instanceof SandboxStoreError) throw new EnvironmentError(err.message, { hint: err.hint, path: err.path });
-    const code = (err as NodeJS.ErrnoException).code;
-    if ((err as NodeJS.ErrnoException).syscall === 'listen') {
-      throw new UsageError(`cannot listen on ${opts.host}:${opts.port} (${code})`, {
-        hint: 'choose another --port, or --port 0 for a free one',
-      });
-    }
-    // Opening the store: no space, no permission, a read-only disk.
-    const environment = dataDir === undefined ? undefined : environmentError(err, dataDir, 'the sandbox store');
-    if (environment) throw environment;
-    throw err;
-  }
-  const running = sandbox;
-  const { isLoopbackHost } = await import('../api/loopback.js');
-  if (!isLoopbackHost(running.address)) ctx.log.warn(`Warning: ${exposureWarning(running)}`);
-  for (const warning of running.warnings) ctx.log.warn(`Warning: ${warning}`);
-  // Listen for signals before announcing readiness: a script may signal as soon as it reads the line.
-  const stopped = new Promise<void>((resolve) => {
-    const release = ctx.io.onSignal(() => {
-      release();
-      running.close().then(resolve, (err: unknown) => {
-        ctx.log.warn(`sandbox: error while closing: ${(err as Error).message}`);
-        resolve();
-      });
-    });
-  });
-  const credentials = { baseUrl: running.baseUrl, clientId: running.clientId, clientSecret: running.clientSecret };
-  if (store && opts.saveProfile !== undefined) {
-    const { current } = login.saveSandboxProfile(store, opts.saveProfile, credentials);
-    ctx.log.info(
-      `Saved profile "${opts.saveProfile}" in ${store.path}${current ? ' (the active profile)' : `; use it with --profile ${opts.saveProfile}`}.`,
-    );
-  }
-  if (opts.env) {
-    const lines = login.sandboxEnvLines(credentials, running.campaigns, opts.saveProfile).join('\n') + '\n';
-    if (typeof opts.env === 'string') {
-      try {
-        writeEnvFile(ctx.io.cwd, opts.env, lines);
-      } catch (err) {
-        await running.close();
-        const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-        throw new UsageError(`cannot write the --env file ${opts.env} (${code}); the sandbox stopped`);
-      }
-    } else ctx.io.stdout.write(lines);
-    ctx.log.info(`Sandbox listening on ${running.baseUrl}. Stop with Ctrl+C.`);
-  } else if (ctx.globals.output === 'json' || ctx.globals.output === 'ndjson') {
-    ctx.io.stdout.write(
-      JSON.stringify({
-        base_url: running.baseUrl,
-        client_id: running.clientId,
-        client_secret: running.clientSecret,
-        admin_token: running.adminToken,
-        campaigns: running.campaigns.map((c) => ({ api_key: c.api_key, price_reject: c.price_reject })),
-      }) + '\n',
-    );
-  } else {
-    const lines = [
-      `Sandbox listening on ${running.baseUrl}`,
-      `Store:          ${running.dataDir ?? 'in memory (discarded on exit)'}`,
-      `Client id:      ${running.clientId}`,
-      `Client secret:  ${running.clientSecret}`,
-      `Admin token:    ${running.adminToken} (for /_sandbox/*)`,
-      ...running.campaigns.map(
-        (c) =>
-          `Campaign:       ${c.name} (price ${c.price.toFixed(2)}${c.price_reject ? ', price reject' : ''}) api_key ${c.api_key}`,
+const start = defineCommand(
+  (sandbox) =>
+    sandbox
+      .command('start')
+      .description(
+        'serve the whole service interface locally until SIGINT/SIGTERM (prints base URL, client credentials and campaign api keys)',
+      )
+      .option('--host <host>', 'interface to listen on', '127.0.0.1')
+      .option('--port <port>', 'TCP port (0 = a free one)', wholeNumber('--port', 0, 65535), 0)
+      .addOption(
+        new Option('--data-dir <dir>', 'directory of the persistent store (default: the leadctl data dir)').conflicts(
+          'memory',
+        ),
+      )
+      .option('--memory', 'use a throwaway in-memory store')
+      .option('--client-id <id>', 'OAuth client id to seed (default: a random UUID on first start)')
+      .option(
+        '--client-secret <secret>',
+        'OAuth client secret to seed (default: 40 random letters and digits on first start)',
+      )
+      .option('--token-ttl <seconds>', 'access token lifetime', wholeNumber('--token-ttl', 1), 3600)
+      .option(
+        '--offer-ttl <seconds>',
+        'price reject offer lifetime (300..345600)',
+        wholeNumber('--offer-ttl', 300, 345_600),
+        900,
+      )
+      .option('--fail-rate <fraction>', 'fraction of /api requests answered 503', fraction('--fail-rate'))
+      .option(
+        '--rate-limit <n>',
+        '/api requests allowed per second (beyond: 429 with Retry-After)',
+        wholeNumber('--rate-limit', 1),
+      )
+      .option('--latency <ms>', 'delay added to every /api request', wholeNumber('--latency', 0))
+      .option(
+        '--reset-rate <fraction>',
+        'fraction of /api requests whose connection is dropped instead of answered',
+        fraction('--reset-rate'),
+      )
+      .option(
+        '--random-seed <n>',
+        'seed of the fault generator, for repeatable runs',
+        wholeNumber('--random-seed', 0, 2 ** 32 - 1),
+      )
+      .option(
+        '--max-body <bytes>',
+        'largest request body before 413 (default 52428800, 50 MB)',
+        wholeNumber('--max-body', 1024),
+      )
+      .addOption(
+        new Option(
+          '--lists-prefix <which>',
+          'serve lists under /api/v1/lead-management/lists, /api/v1/list-manager/lists, or both (default: both; list-manager with --minimal)',
+        ).choices(['lead-management', 'list-manager', 'both'] as const),
+      )
+      .option(
+        '--minimal',
+        'answer only what the interface promises (no sandbox-only fields, upserts and batches without a body, lists under one path): rehearse against a stricter service',
+      )
+      .option(
+        '--public-url <origin>',
+        'origin of the absolute URLs the sandbox builds (redirect_url, page links), e.g. behind a proxy (default: the listening address)',
+      )
+      .option(
+        '--save-profile <name>',
+        'save the base URL and client credentials as this profile (active if none is), ready for `--profile NAME`',
+      )
+      .option(
+        '--env [file]',
+        'print `export LEADCTL_…` lines (profile or credentials, and LEADCTL_API_KEY) for `. ./file` instead of the listing; with a file, write them there once ready (never on failure)',
       ),
-    ];
-    ctx.io.stdout.write(lines.join('\n') + '\n');
-    ctx.log.info(`Fault seed ${running.randomSeed}. Stop with Ctrl+C.`);
-  }
-  await stopped;
-  return 0;
-};
+  async (ctx, _args, opts) => {
+    const { startSandbox, defaultDataDir, SandboxOptionsError, SandboxStoreError } = await import(
+      '../sandbox/index.js'
+    );
+    const dataDir = opts.memory ? undefined : (opts.dataDir ?? defaultDataDir(ctx.io.env));
+    const login = await import('../config/sandbox-login.js');
+    const store = opts.saveProfile === undefined ? undefined : await ctx.config.store();
+    if (store && opts.saveProfile !== undefined) login.checkSandboxProfile(store, opts.saveProfile);
+    let sandbox;
+    try {
+      sandbox = await startSandbox({
+        host: opts.host,
+        port: opts.port,
+        memory: opts.memory === true,
+        dataDir,
+        clientId: opts.clientId,
+        clientSecret: opts.clientSecret,
+        tokenTtl: opts.tokenTtl,
+        offerTtl: opts.offerTtl,
+        failRate: opts.failRate,
+        rateLimit: opts.rateLimit,
+        latencyMs: opts.latency,
+        resetRate: opts.resetRate,
+        randomSeed: opts.randomSeed,
+        maxBodyBytes: opts.maxBody,
+        listsPrefix: opts.listsPrefix,
+        minimal: opts.minimal === true,
+        publicUrl: opts.publicUrl,
+        onError: (message) => ctx.log.warn(message),
+      });
+    } catch (err) {
+      if (err instanceof SandboxOptionsError) throw new UsageError(err.message);
+      if (err instanceof SandboxStoreError) throw new EnvironmentError(err.message, { hint: err.hint, path: err.path });
+      const code = (err as NodeJS.ErrnoException).code;
+      if ((err as NodeJS.ErrnoException).syscall === 'listen') {
+        throw new UsageError(`cannot listen on ${opts.host}:${opts.port} (${code})`, {
+          hint: 'choose another --port, or --port 0 for a free one',
+        });
+      }
+      // Opening the store: no space, no permission, a read-only disk.
+      const environment = dataDir === undefined ? undefined : environmentError(err, dataDir, 'the sandbox store');
+      if (environment) throw environment;
+      throw err;
+    }
+    const running = sandbox;
+    const { isLoopbackHost } = await import('../api/loopback.js');
+    if (!isLoopbackHost(running.address)) ctx.log.warn(`Warning: ${exposureWarning(running)}`);
+    for (const warning of running.warnings) ctx.log.warn(`Warning: ${warning}`);
+    // Listen for signals before announcing readiness: a script may signal as soon as it reads the line.
+    const stopped = new Promise<void>((resolve) => {
+      const release = ctx.io.onSignal(() => {
+        release();
+        running.close().then(resolve, (err: unknown) => {
+          ctx.log.warn(`sandbox: error while closing: ${(err as Error).message}`);
+          resolve();
+        });
+      });
+    });
+    const credentials = { baseUrl: running.baseUrl, clientId: running.clientId, clientSecret: running.clientSecret };
+    if (store && opts.saveProfile !== undefined) {
+      const { current } = login.saveSandboxProfile(store, opts.saveProfile, credentials);
+      ctx.log.info(
+        `Saved profile "${opts.saveProfile}" in ${store.path}${current ? ' (the active profile)' : `; use it with --profile ${opts.saveProfile}`}.`,
+      );
+    }
+    if (opts.env) {
+      const lines = login.sandboxEnvLines(credentials, running.campaigns, opts.saveProfile).join('\n') + '\n';
+      if (typeof opts.env === 'string') {
+        try {
+          writeEnvFile(ctx.io.cwd, opts.env, lines);
+        } catch (err) {
+          await running.close();
+          const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+          throw new UsageError(`cannot write the --env file ${opts.env} (${code}); the sandbox stopped`);
+        }
+      } else ctx.io.stdout.write(lines);
+      ctx.log.info(`Sandbox listening on ${running.baseUrl}. Stop with Ctrl+C.`);
+    } else if (ctx.globals.output === 'json' || ctx.globals.output === 'ndjson') {
+      ctx.io.stdout.write(
+        JSON.stringify({
+          base_url: running.baseUrl,
+          client_id: running.clientId,
+          client_secret: running.clientSecret,
+          admin_token: running.adminToken,
+          campaigns: running.campaigns.map((c) => ({ api_key: c.api_key, price_reject: c.price_reject })),
+        }) + '\n',
+      );
+    } else {
+      const lines = [
+        `Sandbox listening on ${running.baseUrl}`,
+        `Store:          ${running.dataDir ?? 'in memory (discarded on exit)'}`,
+        `Client id:      ${running.clientId}`,
+        `Client secret:  ${running.clientSecret}`,
+        `Admin token:    ${running.adminToken} (for /_sandbox/*)`,
+        ...running.campaigns.map(
+          (c) =>
+            `Campaign:       ${c.name} (price ${c.price.toFixed(2)}${c.price_reject ? ', price reject' : ''}) api_key ${c.api_key}`,
+        ),
+      ];
+      ctx.io.stdout.write(lines.join('\n') + '\n');
+      ctx.log.info(`Fault seed ${running.randomSeed}. Stop with Ctrl+C.`);
+    }
+    await stopped;
+    return 0;
+  },
+);
 
 /**
  * Written whole (a temporary file renamed into place) once the sandbox is ready, so that a script
@@ -182,78 +215,8 @@ function writeEnvFile(cwd: string, file: string, text: string): void {
   }
 }
 
-export const register: Register = (program, bind) => {
-  const sandbox: Command = program
-    .command('sandbox')
-    .description('a faithful local implementation of the service, for rehearsals, demos and tests');
-  sandbox
-    .command('start')
-    .description(
-      'serve the whole service interface locally until SIGINT/SIGTERM (prints base URL, client credentials and campaign api keys)',
-    )
-    .option('--host <host>', 'interface to listen on', '127.0.0.1')
-    .option('--port <port>', 'TCP port (0 = a free one)', wholeNumber('--port', 0, 65535), 0)
-    .addOption(
-      new Option('--data-dir <dir>', 'directory of the persistent store (default: the leadctl data dir)').conflicts(
-        'memory',
-      ),
-    )
-    .option('--memory', 'use a throwaway in-memory store')
-    .option('--client-id <id>', 'OAuth client id to seed (default: a random UUID on first start)')
-    .option(
-      '--client-secret <secret>',
-      'OAuth client secret to seed (default: 40 random letters and digits on first start)',
-    )
-    .option('--token-ttl <seconds>', 'access token lifetime', wholeNumber('--token-ttl', 1), 3600)
-    .option(
-      '--offer-ttl <seconds>',
-      'price reject offer lifetime (300..345600)',
-      wholeNumber('--offer-ttl', 300, 345_600),
-      900,
-    )
-    .option('--fail-rate <fraction>', 'fraction of /api requests answered 503', fraction('--fail-rate'))
-    .option(
-      '--rate-limit <n>',
-      '/api requests allowed per second (beyond: 429 with Retry-After)',
-      wholeNumber('--rate-limit', 1),
-    )
-    .option('--latency <ms>', 'delay added to every /api request', wholeNumber('--latency', 0))
-    .option(
-      '--reset-rate <fraction>',
-      'fraction of /api requests whose connection is dropped instead of answered',
-      fraction('--reset-rate'),
-    )
-    .option(
-      '--random-seed <n>',
-      'seed of the fault generator, for repeatable runs',
-      wholeNumber('--random-seed', 0, 2 ** 32 - 1),
-    )
-    .option(
-      '--max-body <bytes>',
-      'largest request body before 413 (default 52428800, 50 MB)',
-      wholeNumber('--max-body', 1024),
-    )
-    .addOption(
-      new Option(
-        '--lists-prefix <which>',
-        'serve lists under /api/v1/lead-management/lists, /api/v1/list-manager/lists, or both (default: both; list-manager with --minimal)',
-      ).choices(['lead-management', 'list-manager', 'both']),
-    )
-    .option(
-      '--minimal',
-      'answer only what the interface promises (no sandbox-only fields, upserts and batches without a body, lists under one path): rehearse against a stricter service',
-    )
-    .option(
-      '--public-url <origin>',
-      'origin of the absolute URLs the sandbox builds (redirect_url, page links), e.g. behind a proxy (default: the listening address)',
-    )
-    .option(
-      '--save-profile <name>',
-      'save the base URL and client credentials as this profile (active if none is), ready for `--profile NAME`',
-    )
-    .option(
-      '--env [file]',
-      'print `export LEADCTL_…` lines (profile or credentials, and LEADCTL_API_KEY) for `. ./file` instead of the listing; with a file, write them there once ready (never on failure)',
-    )
-    .action(bind(start));
-};
+export const register = defineGroup(
+  'sandbox',
+  'a faithful local implementation of the service, for rehearsals, demos and tests',
+  [start],
+);

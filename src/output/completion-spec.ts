@@ -1,4 +1,4 @@
-import type { Argument, Command, Option } from 'commander';
+import type { Argument, CommandUnknownOpts as Command, Option } from '@commander-js/extra-typings';
 
 /** What a shell should offer for a value: fixed words, file names, directory names, or nothing. */
 export type ValueCompletion =

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { CommandUnknownOpts as Command } from '@commander-js/extra-typings';
 import { LIST_TYPE_ALIASES } from '../schema/lists.js';
 import { bashCompletion } from './completion-bash.js';
 import { fishCompletion } from './completion-fish.js';

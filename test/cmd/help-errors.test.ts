@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Command } from 'commander';
+import type { CommandUnknownOpts as Command } from '@commander-js/extra-typings';
 import { buildProgram, main, usageMessage } from '../../src/cli/main.js';
 import { memoryIO } from '../helpers/memory-io.js';
 

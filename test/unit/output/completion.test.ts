@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Command } from 'commander';
+import type { CommandUnknownOpts as Command } from '@commander-js/extra-typings';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Bind, Register } from '../../../src/cli/command.js';
 import { commandGroups } from '../../../src/cli/groups.js';
