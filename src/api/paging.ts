@@ -12,12 +12,21 @@ export const MAX_LIST_PAGES = 1_000;
 /** Lead ids: at the largest page size, ten million ids in one run. */
 export const MAX_LEAD_ID_PAGES = 100_000;
 
+/** What made the pages untrustworthy; also the error's `details` in its JSON form. */
+export type PagingFault =
+  | { reported_pages: number; limit: number }
+  | { pages: number; limit: number }
+  | { page: number; repeated: string | number }
+  | { page: number; cursor: string };
+
 export class PagingError extends LeadctlError {
-  constructor(message: string, details?: unknown) {
+  readonly fault: PagingFault;
+  constructor(message: string, fault: PagingFault) {
     super('paging', ExitCode.SERVICE, message, {
       hint: "the service's paging is inconsistent; nothing after the last good page was printed. Rerun later, and report it to the service if it persists",
-      details,
+      details: fault,
     });
+    this.fault = fault;
   }
 }
 
