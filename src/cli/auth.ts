@@ -37,7 +37,9 @@ async function readSecret(
   envSecret: string | undefined,
 ): Promise<string | undefined> {
   if (opts.clientSecretStdin && opts.clientSecretFile) {
-    throw new UsageError('give the client secret with either --client-secret-stdin or --client-secret-file, not both');
+    throw new UsageError('give the client secret with either --client-secret-stdin or --client-secret-file, not both', {
+      hint: 'keep one: e.g. `leadctl auth login --client-id ID --client-secret-file ~/.leadctl-secret`',
+    });
   }
   if (opts.clientSecretStdin) {
     const { secretFromStdin } = await import('../config/secret-input.js');

@@ -53,7 +53,9 @@ const batch = defineCommand(
     ),
   async (ctx, [files], opts, cmd) => {
     if (cmd.getOptionValueSource('maxAge') === 'cli' && !opts.changedOnly)
-      throw new UsageError('--max-age applies to --changed-only only');
+      throw new UsageError('--max-age applies to --changed-only only', {
+        hint: 'add --changed-only (e.g. `leadctl customers batch export.csv --changed-only --max-age 7`), or leave out --max-age',
+      });
     const { runBatchPushCommand } = await import('./push-run.js');
     return runBatchPushCommand(
       ctx,

@@ -48,7 +48,9 @@ async function bulk(
       import('../ingest/table/writer.js'),
     ]);
   if (opts.ssn !== undefined || opts.email !== undefined)
-    throw new UsageError('--file checks the rows of a file: leave out --ssn and --email');
+    throw new UsageError('--file checks the rows of a file: leave out --ssn and --email', {
+      hint: 'one applicant: `leadctl dry-run --ssn 123-45-6789`; a file of them: `leadctl dry-run --file applicants.csv`',
+    });
   const concurrency = parsePositiveInt(opts.concurrency, '--concurrency', 32);
   const retries = parseRetries(opts.retries);
   const { resolve } = await import('node:path');
@@ -57,7 +59,9 @@ async function bulk(
     opts.file !== '-' &&
     resolve(ctx.io.cwd, opts.out) === resolve(ctx.io.cwd, opts.file!)
   ) {
-    throw new UsageError(`--out ${opts.out} is the input file itself; write the results to another file`);
+    throw new UsageError(`--out ${opts.out} is the input file itself; write the results to another file`, {
+      hint: 'e.g. `leadctl dry-run --file applicants.csv --out checked.csv`',
+    });
   }
   if (opts.out !== undefined) checkOutputPath(opts.out, ctx.io.cwd, '--out');
   const file = await openDryRunFile(opts.file!, ctx.io, {
@@ -206,11 +210,6 @@ function declare(parent: Command) {
       '         underwriting_cost (underwriting money spent on it within the window).',
       'Exit codes: 0 pass; 4 fail; 2 invalid input. With --file: 0 every row passed, 4 some rows failed',
       'or were invalid, 5 some rows could not be checked (service unavailable).',
-      '',
-      'Examples:',
-      '  leadctl dry-run --ssn 123-45-6789 && echo "not bought before"',
-      '  leadctl dry-run --email ann@example.com --purchased-lookback 30 --underwriting-lookback off',
-      '  leadctl dry-run --file applicants.csv --out checked.csv',
     ].join('\n'),
   );
 }
@@ -226,10 +225,14 @@ export const register = defineCommand(declare, async (ctx, _args, opts) => {
     return withRunFiles(ctx, 'dry-run', opts, [opts.file], (files) => bulk(ctx, opts, lookbacks, files));
   }
   if (opts.report !== undefined || opts.metricsFile !== undefined) {
-    throw new UsageError('--report and --metrics-file go with --file');
+    throw new UsageError('--report and --metrics-file go with --file', {
+      hint: 'e.g. `leadctl dry-run --file applicants.csv --report report.html`',
+    });
   }
   if (opts.out !== undefined || opts.ssnColumn !== undefined || opts.emailColumn !== undefined) {
-    throw new UsageError('--out, --ssn-column and --email-column go with --file');
+    throw new UsageError('--out, --ssn-column and --email-column go with --file', {
+      hint: 'e.g. `leadctl dry-run --file applicants.csv --ssn-column SSN --out checked.csv`',
+    });
   }
   return single(ctx, opts, lookbacks);
 });

@@ -92,8 +92,24 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'leadctl leads get 1042',
     'leadctl leads export --date yesterday --out leads.csv',
   ],
+  'leads ids': [
+    'leadctl leads ids --date 2024-01-05 --all -o ndjson',
+    'leadctl leads ids --date yesterday --limit 500',
+    'leadctl leads ids --date yesterday --limit 500 --cursor <next_cursor printed by the run before>',
+  ],
+  'leads get': [
+    'leadctl leads get 1042',
+    'leadctl leads get 1042 1043 --columns lead_id,email,"Loan Request Amount" -o csv',
+  ],
+  'leads export': ['leadctl leads export --date yesterday --out leads.csv'],
   'leads dictionary': ['leadctl leads dictionary --search email', 'leadctl leads dictionary -o csv > dictionary.csv'],
   legacy: ['leadctl legacy post lead.json --stamp', 'leadctl legacy accept-offer --offer-id 1'],
+  'legacy post': [
+    'leadctl legacy post lead.json --api-key-file ~/.campaign-key --stamp',
+    'pass show campaign-key | leadctl legacy post lead.json --api-key-stdin',
+    'leadctl legacy post leads.ndjson --validate-only',
+    'cat lead.json | leadctl legacy post - -o json',
+  ],
   'legacy accept-offer': [
     'LEADCTL_API_KEY_FILE=~/.price-reject-key leadctl legacy accept-offer --offer-id 1',
     'leadctl legacy accept-offer --offer-id 1 -o json',
@@ -103,6 +119,11 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'leadctl sandbox start --memory --save-profile sandbox',
     'leadctl sandbox start --save-profile sandbox --env > sandbox.env 2> sandbox.log &',
     'leadctl sandbox start --port 8080 --fail-rate 0.2 --rate-limit 5     (rehearse retries)',
+  ],
+  'dry-run': [
+    'leadctl dry-run --ssn 123-45-6789 && echo "not bought before"',
+    'leadctl dry-run --email ann@example.com --purchased-lookback 30 --underwriting-lookback off',
+    'leadctl dry-run --file applicants.csv --out checked.csv',
   ],
   demo: ['leadctl demo', 'leadctl demo --keep'],
   completion: ['source <(leadctl completion bash)', 'leadctl completion fish | source'],

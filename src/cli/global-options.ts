@@ -56,6 +56,7 @@ function parseListsPath(value: string): string {
   if (!/^\/[\w.~\-/]+$/.test(path) || path.includes('//'))
     throw new UsageError(
       `--lists-path must be a path on the service starting with /, like /api/v1/list-manager/lists; got "${value}"`,
+      { hint: 'e.g. --lists-path /api/v1/list-manager/lists, or leave it out to let leadctl find the path' },
     );
   return path;
 }
@@ -67,6 +68,7 @@ function parseDelimiter(value: string): string {
   if (d.length !== 1 || d === '"' || d === '\r' || d === '\n')
     throw new UsageError(
       `--delimiter must be one character (or comma, semicolon, tab, pipe), not a quote or a line break; got "${value}"`,
+      { hint: "e.g. --delimiter ';' or --delimiter tab, or leave it out to detect it from the header line" },
     );
   return d;
 }
@@ -74,6 +76,8 @@ function parseDelimiter(value: string): string {
 function parsePositiveNumber(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0)
-    throw new UsageError(`--timeout must be a positive number of seconds, got "${value}"`);
+    throw new UsageError(`--timeout must be a positive number of seconds, got "${value}"`, {
+      hint: 'e.g. --timeout 30 (the default is 60)',
+    });
   return n;
 }

@@ -73,11 +73,7 @@ const ids = defineCommand(
       .option('--per-page <n>', 'ids per request (service default 100, at most 1000)')
       .addOption(new Option('--limit <n>', 'stop after N ids, following the cursor across pages').conflicts('all'))
       .option('--all', 'follow the cursor to the last page')
-      .option('--cursor <cursor>', 'continue where an earlier run stopped')
-      .addHelpText(
-        'after',
-        '\nExamples:\n  leadctl leads ids --date 2024-01-05 --all -o ndjson\n  leadctl leads ids --date yesterday --limit 500\n  leadctl leads ids --date yesterday --limit 500 --cursor <next_cursor printed by the run before>',
-      ),
+      .option('--cursor <cursor>', 'continue where an earlier run stopped'),
   async (ctx, _args, opts) => {
     const [
       { parseDateFlag, parseDateTimeFlag, parsePositiveInt },
@@ -172,11 +168,7 @@ const get = defineCommand(
       .option('--raw', 'key the values by map id instead of column name')
       .option('--no-mask', 'show SSNs and bank account numbers in full in tables')
       .option('--concurrency <n>', 'leads fetched at once', '4')
-      .option('--refresh', 'fetch a fresh dictionary instead of the cached one')
-      .addHelpText(
-        'after',
-        '\nExamples:\n  leadctl leads get 1042\n  leadctl leads get 1042 1043 --columns lead_id,email,"Loan Request Amount" -o csv',
-      ),
+      .option('--refresh', 'fetch a fresh dictionary instead of the cached one'),
   async (ctx, [given], opts) => {
     const [
       { resolveColumns, splitList },
@@ -291,7 +283,7 @@ const exportLeadsCommand = defineCommand(
       .option('--refresh', 'fetch a fresh dictionary instead of the cached one')
       .addHelpText(
         'after',
-        '\nExit codes: 0 every lead exported; 4 some leads could not be read (listed on stderr); 2 bad flags.\n\nExample:\n  leadctl leads export --date yesterday --out leads.csv',
+        '\nExit codes: 0 every lead exported; 4 some leads could not be read (listed on stderr); 2 bad flags.',
       ),
   async (ctx, _args, opts) => {
     const [

@@ -20,7 +20,10 @@ async function readApiKey(ctx: CommandContext, opts: KeyOptions, stdinTaken: boo
     opts.apiKeyFile !== undefined && '--api-key-file',
     opts.apiKeyStdin && '--api-key-stdin',
   ].filter(Boolean);
-  if (given.length > 1) throw new UsageError(`give the api key one way, not with ${given.join(' and ')}`);
+  if (given.length > 1)
+    throw new UsageError(`give the api key one way, not with ${given.join(' and ')}`, {
+      hint: 'keep one: --api-key-file FILE is the safest (or LEADCTL_API_KEY in the environment)',
+    });
   if (opts.apiKey !== undefined) {
     ctx.log.warn(
       'Warning: an api key given with --api-key can be read by other users of this machine (ps) and stays in your shell history; use LEADCTL_API_KEY, --api-key-file FILE or --api-key-stdin',
@@ -115,12 +118,6 @@ const post = defineCommand(
           'else 6 if any is pending, else 0.',
           '',
           KEY_HELP,
-          '',
-          'Examples:',
-          '  leadctl legacy post lead.json --api-key-file ~/.campaign-key --stamp',
-          '  pass show campaign-key | leadctl legacy post lead.json --api-key-stdin',
-          '  leadctl legacy post leads.ndjson --validate-only',
-          '  cat lead.json | leadctl legacy post - -o json',
         ].join('\n'),
       ),
   async (ctx, [file], opts) => {
@@ -271,6 +268,7 @@ const acceptOffer = defineCommand(
           );
       throw new UsageError(
         problems.join('; ') || `--offer-id must be a whole number (an offer id), got "${opts.offerId}"`,
+        { hint: 'the offer ids are in the answer of `leadctl legacy post` for a pending lead, e.g. --offer-id 1' },
       );
     }
     const api = await ctx.api();

@@ -335,7 +335,10 @@ const ls = defineCommand(
       .option('--page <n>', 'page to show (default: 1)', pageNumber)
       .option('--all', 'every page'),
   async (ctx, _args, opts) => {
-    if (opts.all && opts.page !== undefined) throw new UsageError('--page and --all cannot be used together');
+    if (opts.all && opts.page !== undefined)
+      throw new UsageError('--page and --all cannot be used together', {
+        hint: '--page N for one page, or --all for every page: `leadctl lists ls --all`',
+      });
     const { LIST_COLUMNS, listJson } = await import('./views/list-report.js');
     const api = await ctx.api();
     if (opts.all) {

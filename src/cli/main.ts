@@ -1,5 +1,5 @@
 import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/extra-typings';
-import { environmentError, ExitCode, LeadctlError } from '../errors.js';
+import { environmentError, ExitCode, LeadctlError, UsageError } from '../errors.js';
 import { Redactor, redactError } from '../redact.js';
 import type { Bind, Register } from './command.js';
 import { packageVersion } from '../version.js';
@@ -9,6 +9,8 @@ import { processIO } from '../io/io.js';
 import { addGlobalOptions } from './global-options.js';
 import { commandGroups } from './groups.js';
 import { COMMAND_EXAMPLES, examplesText } from './examples.js';
+import { formatHelpCommandsFirst } from './help-order.js';
+import { commanderHint, commandPath, helpHint } from './usage-hints.js';
 
 export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGroups) {
   const program = addGlobalOptions(
@@ -21,7 +23,7 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
   program
     .exitOverride()
     // Global options in every command's help, as they can go before or after the command.
-    .configureHelp({ showGlobalOptions: true })
+    .configureHelp({ showGlobalOptions: true, formatHelp: formatHelpCommandsFirst })
     .showSuggestionAfterError(true);
   // Commander's own error lines are not printed here: main renders every error in one style.
   const output = (cmd: CommandUnknownOpts) => ({
@@ -44,7 +46,7 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
       sub
         .exitOverride()
         .configureOutput(output(sub))
-        .configureHelp({ showGlobalOptions: true })
+        .configureHelp({ showGlobalOptions: true, formatHelp: formatHelpCommandsFirst })
         .showSuggestionAfterError(true);
       const examples = COMMAND_EXAMPLES[subPath.join(' ')];
       if (examples) sub.addHelpText('after', examplesText(examples));
@@ -67,12 +69,6 @@ export function buildProgram(io: IO, bind: Bind, groups: Register[] = commandGro
 /** The command whose usage was wrong (commander reports errors without saying which), per program. */
 const failingCommand = new WeakMap<CommandUnknownOpts, CommandUnknownOpts>();
 
-function commandPath(cmd: CommandUnknownOpts | undefined): string {
-  const names: string[] = [];
-  for (let c: CommandUnknownOpts | null | undefined = cmd; c; c = c.parent) names.unshift(c.name());
-  return names.join(' ') || 'leadctl';
-}
-
 /** Parses argv, runs the command and returns the exit code. Never exits the process. */
 export async function main(argv: string[], io: IO = processIO()): Promise<number> {
   let exitCode: number = ExitCode.OK;
@@ -84,6 +80,8 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
     explicit === 'json' ? 'stdout' : explicit === undefined && io.stdout.isTTY !== true ? 'stderr' : 'none';
   const bind: Bind = (handler) =>
     async function (this) {
+      // A usage error the handler throws is this command's.
+      failingCommand.set(program, this);
       const raw = program.opts();
       const input = {
         encoding: raw.encoding,
@@ -159,22 +157,22 @@ function renderError(
     const message = redactor.text(
       helpShown ? `${commandPath(failing ?? undefined)} needs a command` : usageMessage(err.message),
     );
-    const hint = `run \`${commandPath(failing)} --help\` for usage and examples`;
+    const hint = commanderHint(err, failing);
     const doc = JSON.stringify({ error: { code: 'usage', message, exit_code: ExitCode.USAGE, hint } }) + '\n';
     if (json) io.stdout.write(doc);
-    if (!helpShown) {
-      io.stderr.write(`Error: ${message}\n`);
-      io.stderr.write(`Hint: ${hint}\n`);
-    }
+    if (!helpShown) io.stderr.write(`Error: ${message}\n`);
+    io.stderr.write(`Hint: ${hint}\n`);
     if (jsonErrors === 'stderr' && io.stderr.isTTY !== true) io.stderr.write(doc);
     return ExitCode.USAGE;
   }
   if (err instanceof LeadctlError) {
-    if (json) io.stdout.write(JSON.stringify({ error: err.toJSON() }) + '\n');
+    // A usage error always says what to do: its own hint, else the command's help.
+    const hint = err.hint ?? (err instanceof UsageError ? helpHint(failing) : undefined);
+    const doc = { error: { ...err.toJSON(), ...(hint ? { hint } : {}) } };
+    if (json) io.stdout.write(JSON.stringify(doc) + '\n');
     io.stderr.write(`Error: ${err.message}\n`);
-    if (err.hint) io.stderr.write(`Hint: ${err.hint}\n`);
-    if (jsonErrors === 'stderr' && io.stderr.isTTY !== true)
-      io.stderr.write(JSON.stringify({ error: err.toJSON() }) + '\n');
+    if (hint) io.stderr.write(`Hint: ${hint}\n`);
+    if (jsonErrors === 'stderr' && io.stderr.isTTY !== true) io.stderr.write(JSON.stringify(doc) + '\n');
     return err.exitCode;
   }
   const message = err instanceof Error ? err.message : String(err);

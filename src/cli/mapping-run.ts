@@ -20,14 +20,20 @@ export async function runMappingInit(
     ...(opts.payments === undefined ? [] : [{ file: opts.payments, role: 'payments' as const }]),
   ];
   if (inputs.length === 0)
-    throw new UsageError('name the CSV exports to read: mapping init FILE... (or --loans FILE --payments FILE)');
+    throw new UsageError('name the CSV exports to read: mapping init FILE... (or --loans FILE --payments FILE)', {
+      hint: 'e.g. `leadctl mapping init export.csv --out mapping.json`',
+    });
   if (opts.timeZone !== undefined && !resolveZone(opts.timeZone))
-    throw new UsageError(`--time-zone: "${opts.timeZone}" is not a time zone (use an IANA name like America/Chicago)`);
+    throw new UsageError(`--time-zone: "${opts.timeZone}" is not a time zone (use an IANA name like America/Chicago)`, {
+      hint: 'e.g. --time-zone America/Chicago, --time-zone America/New_York or --time-zone UTC',
+    });
   if (!Number.isInteger(opts.sampleRows) || opts.sampleRows < 0)
-    throw new UsageError('--sample-rows takes a whole number');
+    throw new UsageError('--sample-rows takes a whole number', { hint: 'e.g. --sample-rows 500 (the default is 200)' });
   const target = opts.out ? resolve(ctx.io.cwd, opts.out) : undefined;
   if (target && existsSync(target) && !opts.force)
-    throw new UsageError(`${opts.out} exists; pass --force to overwrite it`);
+    throw new UsageError(`${opts.out} exists; pass --force to overwrite it`, {
+      hint: `add --force to replace ${opts.out}, or give --out another file`,
+    });
   const sampled: SampledFile[] = [];
   for (const { file, role } of inputs)
     sampled.push({ ...(await sample(ctx, file, opts.sampleRows)), ...(role ? { role } : {}) });

@@ -63,13 +63,16 @@ export class RunFiles {
     const report = flags.report === undefined ? undefined : checkOutputPath(flags.report, ctx.io.cwd, '--report');
     const metricsPath = metrics === undefined ? undefined : checkOutputPath(metrics, ctx.io.cwd, '--metrics-file');
     if (report !== undefined && report === metricsPath)
-      throw new UsageError('--report and --metrics-file name the same file; give each its own');
+      throw new UsageError('--report and --metrics-file name the same file; give each its own', {
+        hint: 'e.g. --report run.html --metrics-file run.prom',
+      });
     for (const input of inputs) {
       if (input === '-') continue;
       const full = resolve(ctx.io.cwd, input);
       if (full === report || full === metricsPath)
         throw new UsageError(
           `${full === report ? '--report' : '--metrics-file'} ${input} is an input of this run; name another file`,
+          { hint: 'e.g. --report run.html --metrics-file run.prom, beside the input' },
         );
     }
     const recorder = new RunRecorder(() => ctx.io.now().getTime());

@@ -123,7 +123,10 @@ const start = defineCommand(
         onError: (message) => ctx.log.warn(message),
       });
     } catch (err) {
-      if (err instanceof SandboxOptionsError) throw new UsageError(err.message);
+      if (err instanceof SandboxOptionsError)
+        throw new UsageError(err.message, {
+          hint: 'run `leadctl sandbox start --help` for every option and its range',
+        });
       if (err instanceof SandboxStoreError) throw new EnvironmentError(err.message, { hint: err.hint, path: err.path });
       const code = (err as NodeJS.ErrnoException).code;
       if ((err as NodeJS.ErrnoException).syscall === 'listen') {
@@ -165,7 +168,9 @@ const start = defineCommand(
         } catch (err) {
           await running.close();
           const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-          throw new UsageError(`cannot write the --env file ${opts.env} (${code}); the sandbox stopped`);
+          throw new UsageError(`cannot write the --env file ${opts.env} (${code}); the sandbox stopped`, {
+            hint: 'give --env a file in a folder you can write, e.g. --env ./sandbox.env',
+          });
         }
       } else ctx.io.stdout.write(lines);
       ctx.log.info(`Sandbox listening on ${running.baseUrl}. Stop with Ctrl+C.`);

@@ -34,6 +34,31 @@ describe('help that teaches', () => {
       expect(help).toContain('--base-url <url>');
     },
   );
+  it.each(
+    [[''], ...paths.filter((p) => p.length === 1).map((p) => [p[0]!])].filter(([group]) => {
+      if (group === '') return true;
+      const program = buildProgram(memoryIO(), () => async () => {});
+      return program.commands.find((c) => c.name() === group)!.commands.length > 0;
+    }),
+  )('`leadctl %s --help` lists its commands before the options and the global options', async (group) => {
+    const io = memoryIO();
+    expect(await main([...(group ? [group] : []), '--help'], io)).toBe(0);
+    const lines = io.stdoutText().split('\n');
+    const commands = lines.indexOf('Commands:');
+    expect(commands).toBeGreaterThan(0);
+    expect(commands).toBeLessThan(lines.indexOf('Options:'));
+    if (group) expect(commands).toBeLessThan(lines.indexOf('Global Options:'));
+    // The usage line and the description come first, then the commands.
+    expect(lines[0]).toMatch(/^Usage: leadctl /);
+    expect(lines.slice(1, commands).some((l) => l.startsWith('  '))).toBe(false);
+  });
+  it('a command without subcommands keeps its options first', async () => {
+    const io = memoryIO();
+    expect(await main(['lists', 'ls', '--help'], io)).toBe(0);
+    const lines = io.stdoutText().split('\n');
+    expect(lines.indexOf('Commands:')).toBe(-1);
+    expect(lines.indexOf('Options:')).toBeLessThan(lines.indexOf('Global Options:'));
+  });
   it('the top-level help has examples too', async () => {
     const io = memoryIO();
     expect(await main(['--help'], io)).toBe(0);
@@ -125,6 +150,7 @@ describe('usage errors for scripts', () => {
     expect(JSON.parse(io.stderrText().trimEnd().split('\n').at(-1)!).error.message).toBe(
       'leadctl lists needs a command',
     );
+    expect(io.stderrText()).toContain('\nHint: add one of the commands above, e.g. `leadctl lists ls`\n');
   });
 });
 

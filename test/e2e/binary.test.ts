@@ -14,7 +14,7 @@ describe('the leadctl binary', () => {
     const lines = r.stderr.trimEnd().split('\n');
     expect(lines.slice(0, 2)).toEqual([
       "Error: unknown command 'no-such-command'",
-      'Hint: run `leadctl --help` for usage and examples',
+      'Hint: the commands of `leadctl` are auth, systems, lists, customers, loans, payments, mapping, leads, dry-run, legacy, state, doctor, sandbox, demo, completion; run `leadctl --help` for usage and examples',
     ]);
     expect(JSON.parse(lines[2]!)).toMatchObject({
       error: { code: 'usage', exit_code: 2, message: "unknown command 'no-such-command'" },
