@@ -15,7 +15,6 @@ export const ExitCode = {
   SIGINT: 130,
   SIGTERM: 143,
 } as const;
-export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
 export interface ErrorOptions {
   /** What the user can do next, e.g. "run `leadctl auth login`". */

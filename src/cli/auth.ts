@@ -159,12 +159,12 @@ interface LiveCheck {
 }
 
 /** The live check's bound on each attempt: an unreachable service is said within about a second. */
-export const LIVE_CHECK_TIMEOUT_MS = 1000;
+const LIVE_CHECK_TIMEOUT_MS = 1000;
 /**
  * The live check's bound in all, retries of 429/5xx answers included: room for four attempts one
  * second apart (the Retry-After a busy service usually asks for).
  */
-export const LIVE_CHECK_DEADLINE_MS = 3200;
+const LIVE_CHECK_DEADLINE_MS = 3200;
 
 /** Proves the credentials work: a token (cached or new) that the service accepts on a real call. */
 async function liveCheck(ctx: CommandContext): Promise<LiveCheck & { answered?: HttpContext }> {

@@ -88,7 +88,7 @@ export interface CommandContext {
 
 export type RunCommand = (argv: string[], io: IO) => Promise<number>;
 
-export function resolveGlobals(io: IO, raw: GlobalFlags): GlobalOptions {
+function resolveGlobals(io: IO, raw: GlobalFlags): GlobalOptions {
   const explicit = raw.output !== undefined;
   const noColorEnv = io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== '';
   return {
@@ -105,7 +105,7 @@ export function resolveGlobals(io: IO, raw: GlobalFlags): GlobalOptions {
   };
 }
 
-export function createLogger(
+function createLogger(
   io: IO,
   globals: Pick<GlobalOptions, 'quiet' | 'verbose'>,
   redactor: Redactor = new Redactor(),
