@@ -4,7 +4,7 @@ import type { IO } from '../io/io.js';
 import { ExitCode, LeadctlError, quoteValue, UsageError, ValidationError } from '../errors.js';
 import { createDistinctSet, digitsToNumber, isNumericDistinctSet } from '../ingest/lists/dedupe.js';
 import { isRowProblem } from '../ingest/lists/cells.js';
-import { headerMatcher, LIST_VALUE_KINDS, normaliserFor, spreadsheetHint } from '../ingest/lists/normalise.js';
+import { headerMatcher, LIST_VALUE_KINDS, listCellProblem, normaliserFor } from '../ingest/lists/normalise.js';
 import { openListReader, type ListFileFormat } from '../ingest/lists/reader.js';
 import { openInput } from '../ingest/sources.js';
 import { maskAllButLast, maskSsn } from '../output/mask.js';
@@ -203,23 +203,13 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
     let reasons = new Map<string, ProblemReason>();
     const display = (raw: string) => (masks ? maskSsn(raw) : raw);
     // Synchronous unless the rejects file asks to wait (a million bad rows must not cost a million
-    // awaits); the problem is only put into words when it will be shown or written.
-    const report = (
-      row: number | undefined,
-      raw: string,
-      reason: string,
-      normalisedValue?: string,
-    ): Promise<void> | undefined => {
+    // awaits); the problem is only built when it will be shown or written.
+    const report = (row: number | undefined, raw: string, reason: string): Promise<void> | undefined => {
       problemCount++;
       const group = reasons.get(reason);
       if (group) group.count++;
       if (group && shown.length >= SHOWN_PROBLEMS && !rejects) return undefined;
-      const hint = normalisedValue === undefined ? undefined : spreadsheetHint(type, normalisedValue);
-      const problem: ListProblem = {
-        ...(row === undefined ? {} : { row }),
-        value: display(raw),
-        reason: hint ? `${reason} (${hint})` : reason,
-      };
+      const problem: ListProblem = { ...(row === undefined ? {} : { row }), value: display(raw), reason };
       // Shown values are cut (a value of a few KB once held the report table for minutes); the
       // rejects file keeps the whole of each.
       const short = problem.value.length > SHORT_VALUE ? { ...problem, value: shortValue(problem.value) } : problem;
@@ -261,9 +251,9 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
           blank++;
           continue;
         }
-        const reason = validateListItem(type, value);
+        const reason = listCellProblem(type, cell, value);
         if (reason !== null) {
-          if ((wait = report(row, cell, reason, value))) await wait;
+          if ((wait = report(row, cell, reason))) await wait;
           continue;
         }
         valid++;

@@ -3,8 +3,39 @@
  * row on files of millions of rows, so it is plain functions over char codes, not zod.
  * Values are expected already normalised (no delimiters): the service refuses
  * "123-45-6789" as badly formatted, and so do these.
+ *
+ * A reason says what is accepted where it is read: a request's items must be bare digits, while a
+ * file given to leadctl may keep its delimiters (the normaliser takes them out), so the reasons
+ * about a value's shape come in two wordings (`ItemSource`).
  */
 import type { ListType } from './list-types.js';
+
+/** Where the value was read: the items of a request (the service's rules), or a cell of a file. */
+export type ItemSource = 'request' | 'file';
+
+/** The reasons about a value's shape, by where it was read: each says what IS accepted there. */
+export const SHAPE_REASONS = {
+  ssn: {
+    request: 'SSN must be exactly 9 digits with no dashes or spaces',
+    file: 'SSN must have exactly 9 digits (dashes, spaces, dots or slashes between them are fine)',
+  },
+  ssn4: {
+    request: 'last four of SSN must be exactly 4 digits with no dashes or spaces',
+    file: 'last four of SSN must have exactly 4 digits (spaces or dashes between them are fine)',
+  },
+  zip: {
+    request: 'ZIP code must be exactly 5 digits',
+    file: 'ZIP code must have 5 digits, or 9 as ZIP+4 (12345-6789, which is cut to its 5-digit ZIP)',
+  },
+  phone: {
+    request: 'phone number must be exactly 10 digits with no country code or delimiters',
+    file: 'phone number must have 10 digits, area code first ((555) 123-4567, 555.123.4567 and a leading +1 or 1 are fine)',
+  },
+  routing: {
+    request: 'routing number must be exactly 9 digits with no dashes or spaces',
+    file: 'routing number must have exactly 9 digits (dashes or spaces between them are fine)',
+  },
+} as const;
 
 const ZERO = 48;
 const NINE = 57;
@@ -23,8 +54,8 @@ function digitAt(value: string, index: number): number {
 }
 
 /** null when `value` is a possible SSN, else why not. */
-export function ssnProblem(value: string): string | null {
-  if (!isDigits(value, 9)) return 'SSN must be exactly 9 digits with no dashes or spaces';
+export function ssnProblem(value: string, source: ItemSource = 'request'): string | null {
+  if (!isDigits(value, 9)) return SHAPE_REASONS.ssn[source];
   const area = value.slice(0, 3);
   if (area === '000' || area === '666') return `SSN area number ${area} is never issued`;
   if (value.charCodeAt(0) === NINE) return `SSN area number ${area} is never issued (900-999 are not used)`;
@@ -33,27 +64,27 @@ export function ssnProblem(value: string): string | null {
   return null;
 }
 
-export function ssn4Problem(value: string): string | null {
-  if (!isDigits(value, 4)) return 'last four of SSN must be exactly 4 digits';
+export function ssn4Problem(value: string, source: ItemSource = 'request'): string | null {
+  if (!isDigits(value, 4)) return SHAPE_REASONS.ssn4[source];
   if (value === '0000') return 'last four of SSN 0000 is never issued';
   return null;
 }
 
-export function zipProblem(value: string): string | null {
-  return isDigits(value, 5) ? null : 'ZIP code must be exactly 5 digits';
+export function zipProblem(value: string, source: ItemSource = 'request'): string | null {
+  return isDigits(value, 5) ? null : SHAPE_REASONS.zip[source];
 }
 
 /** North American Numbering Plan: area code and exchange both start with 2-9. */
-export function phoneProblem(value: string): string | null {
-  if (!isDigits(value, 10)) return 'phone number must be exactly 10 digits with no country code or delimiters';
+export function phoneProblem(value: string, source: ItemSource = 'request'): string | null {
+  if (!isDigits(value, 10)) return SHAPE_REASONS.phone[source];
   if (digitAt(value, 0) < 2) return 'phone area code cannot start with 0 or 1';
   if (digitAt(value, 3) < 2) return 'phone exchange cannot start with 0 or 1';
   return null;
 }
 
 /** ABA routing transit number: 9 digits whose 3-7-1 weighted sum is a multiple of 10. */
-export function routingNumberProblem(value: string): string | null {
-  if (!isDigits(value, 9)) return 'routing number must be exactly 9 digits';
+export function routingNumberProblem(value: string, source: ItemSource = 'request'): string | null {
+  if (!isDigits(value, 9)) return SHAPE_REASONS.routing[source];
   let sum = 0;
   for (let i = 0; i < 9; i += 3) {
     sum += 3 * digitAt(value, i) + 7 * digitAt(value, i + 1) + digitAt(value, i + 2);
@@ -115,19 +146,22 @@ export const isValidPhone = (value: string): boolean => phoneProblem(value) === 
 export const isValidRoutingNumber = (value: string): boolean => routingNumberProblem(value) === null;
 export const isValidEmail = (value: string): boolean => emailProblem(value) === null;
 
-/** null when `value` is a valid item of a list of `type`, else the reason in words. */
-export function validateListItem(type: ListType, value: string): string | null {
+/**
+ * null when `value` is a valid item of a list of `type`, else the reason in words, worded for
+ * where it was read (a file's value is checked once normalised, so the same rules apply).
+ */
+export function validateListItem(type: ListType, value: string, source: ItemSource = 'request'): string | null {
   switch (type) {
     case 'Social Security Numbers':
-      return ssnProblem(value);
+      return ssnProblem(value, source);
     case 'Last Four of Social Security Numbers':
-      return ssn4Problem(value);
+      return ssn4Problem(value, source);
     case 'ZIP Codes':
-      return zipProblem(value);
+      return zipProblem(value, source);
     case 'Telephone Numbers':
-      return phoneProblem(value);
+      return phoneProblem(value, source);
     case 'Bank Routing Numbers':
-      return routingNumberProblem(value);
+      return routingNumberProblem(value, source);
     case 'Email Addresses':
       return emailProblem(value);
     case 'Employer Names':

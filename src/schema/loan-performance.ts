@@ -181,7 +181,7 @@ export const PaymentUpsertSchema = z
     ...paymentFields,
     bank_routing_number: z
       .string()
-      .regex(/^\d{9}$/, { error: 'must be exactly 9 digits' })
+      .regex(/^\d{9}$/, { error: 'must be exactly 9 digits with no dashes or spaces' })
       .optional(),
     bank_account_number: RequiredStringSchema.optional(),
     payment_at: IsoDateTimeSchema.optional(),

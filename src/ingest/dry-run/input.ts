@@ -1,7 +1,15 @@
 import { InputError, quoteValue, UsageError } from '../../errors.js';
 import { DryRunRequestSchema, formatZodIssues, type DryRunRequest, type LookbackWindow } from '../../schema/index.js';
 import type { IO } from '../../io/io.js';
+import { ssnProblem } from '../../schema/list-items.js';
+import { spreadsheetProblem, type CellExpectation } from '../../schema/spreadsheet.js';
 import { normaliseSsn } from '../lists/normalise.js';
+
+const SSN_CELL: CellExpectation = {
+  digits: 9,
+  validPadded: (padded) => ssnProblem(padded) === null,
+  empty: 'optional',
+};
 import { openInput } from '../sources.js';
 import { checkHeaderNames, chooseDelimiter, EMPTY_INPUT_HINT, tableBatches, type TableRow } from '../table/reader.js';
 
@@ -47,10 +55,21 @@ export function buildDryRunRequest(
     if (/^\d{9}$/.test(digits)) body.social_security_number = digits;
     else {
       ssnInvalid = true;
-      problems.push('ssn: must be 9 digits (spaces, dashes and dots are ignored)');
+      problems.push(
+        `ssn: ${spreadsheetProblem(ssn, SSN_CELL) ?? 'must be 9 digits (spaces, dashes and dots are ignored)'}`,
+      );
     }
   }
-  if (email !== undefined && email.trim() !== '') body.email = email.trim();
+  let emailInvalid = false;
+  if (email !== undefined && email.trim() !== '') {
+    const damage = spreadsheetProblem(email, { empty: 'optional' });
+    if (damage === null) body.email = email.trim();
+    else {
+      emailInvalid = true;
+      problems.push(`email: ${damage}`);
+    }
+  }
+  if (emailInvalid && !ssnInvalid && body.social_security_number === undefined) return { ok: false, problems };
   if (!ssnInvalid && body.social_security_number === undefined && body.email === undefined) {
     if (ssn === undefined && email === undefined) return { ok: false, problems: ['give an SSN or an email (or both)'] };
     return { ok: false, problems: ['no ssn or email: at least one is needed'] };

@@ -1,4 +1,11 @@
+import { validateListItem } from '../../schema/list-items.js';
 import type { ListType } from '../../schema/list-types.js';
+import {
+  isPlaceholder,
+  placeholderReason,
+  spreadsheetProblem,
+  type CellExpectation,
+} from '../../schema/spreadsheet.js';
 
 /**
  * Per-type normalisers: they fix what is only formatting (delimiters, spaces, case, a country
@@ -121,19 +128,32 @@ export function normaliseListValue(type: ListType, value: string): string {
   return normaliserFor(type)(value);
 }
 
+/** What a file's cell may look like, for the spreadsheet diagnoses (phones never start with 0). */
+const CELL_EXPECTATIONS: Readonly<Record<ListType, CellExpectation>> = Object.fromEntries(
+  (Object.keys(LIST_VALUE_KINDS) as ListType[]).map((type) => {
+    const kind = LIST_VALUE_KINDS[type];
+    const digits = kind === 'phone' ? undefined : DIGITS_OF[kind];
+    const expectation: CellExpectation = {
+      empty: 'skipped',
+      numeric: DIGITS_OF[kind] !== undefined,
+      ...(digits === undefined
+        ? {}
+        : { digits, validPadded: (padded: string) => validateListItem(type, padded) === null }),
+    };
+    return [type, expectation];
+  }),
+) as Record<ListType, CellExpectation>;
+
 /**
- * A word of advice added to a validator's reason where a spreadsheet is the likely culprit:
- * numbers stored as numbers lose their leading zeros (`02134` → `2134`).
+ * null when a file's cell holds a valid item of a list of `type` (given its normalised value),
+ * else the reason: what a spreadsheet did to it, when that is what happened, else what the file
+ * may hold. A placeholder (N/A) is refused even in a list of names, where it would be taken as one.
  */
-export function spreadsheetHint(type: ListType, normalised: string): string | undefined {
-  const kind = LIST_VALUE_KINDS[type];
-  const want = DIGITS_OF[kind];
-  if (want === undefined || kind === 'phone') return undefined;
-  if (/^\d+$/.test(normalised) && normalised.length < want && normalised.length >= want - 2) {
-    return `${normalised.length} digits: a spreadsheet may have dropped leading zeros`;
-  }
-  if (/^\d(\.\d+)?e\+?\d+$/i.test(normalised)) return 'a spreadsheet turned the number into scientific notation';
-  return undefined;
+export function listCellProblem(type: ListType, cell: string, normalised: string): string | null {
+  const reason = validateListItem(type, normalised, 'file');
+  if (reason === null)
+    return LIST_VALUE_KINDS[type] === 'name' && isPlaceholder(cell) ? placeholderReason('skipped') : null;
+  return spreadsheetProblem(cell, CELL_EXPECTATIONS[type]) ?? reason;
 }
 
 /**

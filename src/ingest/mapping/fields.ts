@@ -9,6 +9,15 @@ export { LEVEL_FIELDS, LEVELS, type FieldKind, type Level } from '../../schema/f
  */
 export const PAYMENT_JOIN_KEYS = ['customer_id', 'loan_id'] as const;
 
+/** Fields every body that carries them requires (others are optional, or required only in some). */
+export const REQUIRED_EVERYWHERE: ReadonlySet<string> = new Set([
+  'customer_id',
+  'loan_id',
+  'payment_id',
+  'loan_amount',
+  'applied_at',
+]);
+
 /** The key field of each level: the LMS id. */
 export const LEVEL_KEY: Record<Level, string> = { customer: 'customer_id', loan: 'loan_id', payment: 'payment_id' };
 

@@ -4,6 +4,8 @@ import { InputError } from '../../errors.js';
 import { readSmallFile } from '../../io/open-file.js';
 import { describeChars } from '../sources.js';
 import { formatZodIssues } from '../../schema/common.js';
+import { routingNumberProblem } from '../../schema/list-items.js';
+import { spreadsheetProblem, type CellExpectation } from '../../schema/spreadsheet.js';
 import { checkFormat, compileDateParser, compileDateTimeParser, ISO_FORMAT, resolveZone } from './datetime.js';
 import {
   describeKind,
@@ -11,6 +13,7 @@ import {
   LEVEL_FIELDS,
   LEVELS,
   PAYMENT_JOIN_KEYS,
+  REQUIRED_EVERYWHERE,
   type FieldKind,
   type Level,
 } from './fields.js';
@@ -272,6 +275,22 @@ interface Getter {
   /** The value map, keys lower-cased, each target already converted (conversion is pure). */
   values?: Map<string, Converted<unknown>>;
   kind: FieldKind;
+  /** What the field expects of a cell, for the words about what a spreadsheet did to it. */
+  expect: CellExpectation;
+}
+
+/** Fixed-width numbers among the text fields, whose leading zeros a spreadsheet drops. */
+const DIGITS_OF_FIELD: Readonly<Record<string, { digits: number; validPadded: (padded: string) => boolean }>> = {
+  bank_routing_number: { digits: 9, validPadded: (padded) => routingNumberProblem(padded) === null },
+};
+
+function cellExpectation(field: string, kind: FieldKind): CellExpectation {
+  return {
+    field,
+    empty: REQUIRED_EVERYWHERE.has(field) ? 'required' : 'optional',
+    numeric: kind.type === 'id' || kind.type === 'cents',
+    ...DIGITS_OF_FIELD[field],
+  };
 }
 
 /** Reads one level's fields out of a row of cells. Built once per header. */
@@ -341,7 +360,15 @@ export function compileLevel(
     if (!kind) continue;
     if (typeof fieldSpec !== 'string' && 'const' in fieldSpec) {
       const converted = convertScalar(fieldSpec.const, kind, makeConverter(kind, {}, spec));
-      if (converted.ok) getters.push({ field, index: -1, constant: converted.value, convert: () => converted, kind });
+      if (converted.ok)
+        getters.push({
+          field,
+          index: -1,
+          constant: converted.value,
+          convert: () => converted,
+          kind,
+          expect: cellExpectation(field, kind),
+        });
       continue;
     }
     const column = typeof fieldSpec === 'string' ? fieldSpec : fieldSpec.column;
@@ -353,7 +380,7 @@ export function compileLevel(
       continue;
     }
     const convert = makeConverter(kind, columnOptions, spec);
-    const getter: Getter = { field, column, index, convert, kind };
+    const getter: Getter = { field, column, index, convert, kind, expect: cellExpectation(field, kind) };
     if (typeof fieldSpec !== 'string') {
       if (fieldSpec.values) {
         const values = new Map<string, Converted<unknown>>();
@@ -381,15 +408,16 @@ export function compileLevel(
         }
         const raw = cells[g.index];
         const text = raw === undefined ? '' : raw.trim();
-        let result: Converted<unknown>;
+        let result: Converted<unknown> | undefined;
         if (text === '') {
           if (g.fallback === undefined) continue;
           result = g.fallback;
-        } else if (g.values !== undefined) {
-          const mapped = g.values.get(text.toLowerCase());
-          result = mapped === undefined ? g.convert(text) : mapped;
-        } else {
-          result = g.convert(text);
+        } else if (g.values !== undefined) result = g.values.get(text.toLowerCase());
+        if (result === undefined) {
+          // Text is taken as it is, so a spreadsheet's N/A or 1.23E+05 is caught before it is sent as an id.
+          const converted = g.convert(text);
+          const problem = converted.ok && g.kind.type !== 'string' ? null : spreadsheetProblem(text, g.expect);
+          result = problem === null ? converted : { ok: false, reason: problem };
         }
         if (result.ok) out[g.field] = result.value;
         else errors.push({ field: g.field, column: g.column, reason: result.reason });

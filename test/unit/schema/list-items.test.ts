@@ -87,7 +87,9 @@ describe('routing number (ABA checksum)', () => {
     expect(validateListItem('Bank Routing Numbers', rtn)).toBe('routing number checksum is invalid');
   });
   it.each(['02100002', '0210000210', '021-000-021', 'abcdefghi'])('%s is not 9 digits', (rtn) => {
-    expect(validateListItem('Bank Routing Numbers', rtn)).toBe('routing number must be exactly 9 digits');
+    expect(validateListItem('Bank Routing Numbers', rtn)).toBe(
+      'routing number must be exactly 9 digits with no dashes or spaces',
+    );
   });
   it('catches every single-digit change of a valid number', () => {
     const valid = '021000021';
@@ -163,5 +165,30 @@ describe('email fast path', () => {
       if (reason === null) valid++;
     }
     expect(valid).toBeGreaterThan(0);
+  });
+});
+
+describe('reasons say what is accepted where the value was read', () => {
+  // A file keeps its delimiters (the normaliser takes them out); a request's items are bare digits.
+  it.each([
+    ['Social Security Numbers', '123-45-678', /9 digits \(dashes, spaces, dots or slashes between them are fine\)/],
+    ['Last Four of Social Security Numbers', '12 3', /4 digits \(spaces or dashes between them are fine\)/],
+    ['ZIP Codes', '1234', /5 digits, or 9 as ZIP\+4/],
+    ['Telephone Numbers', '555-0142', /10 digits, area code first .*\+1 or 1 are fine/],
+    ['Bank Routing Numbers', '0210-0002', /9 digits \(dashes or spaces between them are fine\)/],
+  ] as const)('%s: a file may keep its delimiters; a request may not', (type, value, fileWording) => {
+    const file = validateListItem(type, value.replace(/[^0-9]/g, ''), 'file');
+    expect(file).toMatch(fileWording);
+    expect(file).not.toMatch(/\bno (dashes|delimiters|spaces)/);
+    expect(validateListItem(type, value, 'request')).toMatch(
+      /exactly \d+ digits( with no| with no country code or)? ?(dashes|delimiters)?/,
+    );
+  });
+
+  it('words the rules that are not about shape the same in both', () => {
+    expect(validateListItem('Social Security Numbers', '000123456', 'file')).toBe(
+      validateListItem('Social Security Numbers', '000123456', 'request'),
+    );
+    expect(validateListItem('Bank Routing Numbers', '021000022', 'file')).toBe('routing number checksum is invalid');
   });
 });

@@ -32,6 +32,26 @@ describe('parseLookback', () => {
 });
 
 describe('buildDryRunRequest', () => {
+  it("names a spreadsheet's doing: scientific notation, a lost leading zero, a placeholder", () => {
+    expect(buildDryRunRequest('1.23457E+08', undefined, {})).toEqual({
+      ok: false,
+      problems: [expect.stringMatching(/^ssn: Excel wrote this number in scientific notation/)],
+    });
+    expect(buildDryRunRequest('12345678', undefined, {})).toEqual({
+      ok: false,
+      problems: [expect.stringMatching(/^ssn: 8 digits, not 9: a spreadsheet dropped the leading zero/)],
+    });
+    expect(buildDryRunRequest('123-45-6789', 'N/A', {})).toEqual({
+      ok: false,
+      problems: [
+        'email: a placeholder for a missing value: leave the cell empty instead (an empty cell sends no value)',
+      ],
+    });
+    expect(buildDryRunRequest('#N/A', 'ann@example.com', {})).toEqual({
+      ok: false,
+      problems: ['ssn: a placeholder for a missing value: leave the cell empty instead (an empty cell sends no value)'],
+    });
+  });
   it('strips SSN delimiters and trims the email', () => {
     expect(
       buildDryRunRequest('123-45 6789', ' ann@example.com ', { underwriting_cost_lookback_window: false }),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   headerMatcher,
+  listCellProblem,
   normaliseEmail,
   normaliseListValue,
   normaliseName,
@@ -9,15 +10,13 @@ import {
   normaliseSsn,
   normaliseSsn4,
   normaliseZip,
-  spreadsheetHint,
 } from '../../../../src/ingest/lists/normalise.js';
-import { validateListItem } from '../../../../src/schema/list-items.js';
 import { LIST_TYPES, type ListType } from '../../../../src/schema/lists.js';
 
-/** What the CLI does to one cell: normalise, then the service's own validator. */
+/** What the CLI does to one cell: normalise, then the service's own validator, worded for a file. */
 function check(type: ListType, raw: string): { value: string; reason: string | null } {
   const value = normaliseListValue(type, raw);
-  return { value, reason: validateListItem(type, value) };
+  return { value, reason: listCellProblem(type, raw, value) };
 }
 
 describe('SSN', () => {
@@ -53,10 +52,21 @@ describe('SSN', () => {
     expect(check('Social Security Numbers', raw).reason).toMatch(reason);
   });
 
-  it('does not invent digits: an 8-digit value stays invalid, with a spreadsheet hint', () => {
-    expect(check('Social Security Numbers', '12345678')).toMatchObject({ value: '12345678' });
-    expect(spreadsheetHint('Social Security Numbers', '12345678')).toMatch(/leading zeros/);
-    expect(spreadsheetHint('Social Security Numbers', '123')).toBeUndefined();
+  it('does not invent digits: an 8-digit value stays invalid, and the reason says a spreadsheet dropped a zero', () => {
+    expect(check('Social Security Numbers', '12345678')).toEqual({
+      value: '12345678',
+      reason:
+        '8 digits, not 9: a spreadsheet dropped the leading zero: format the column as Text (or use the custom format 000000000) and export again',
+    });
+    expect(check('Social Security Numbers', '123').reason).toBe(
+      'SSN must have exactly 9 digits (dashes, spaces, dots or slashes between them are fine)',
+    );
+  });
+
+  it('says what is accepted, delimiters included, not the request rule', () => {
+    const reason = check('Social Security Numbers', 'ABC-DE-FGHI').reason!;
+    expect(reason).toContain('dashes, spaces, dots or slashes between them are fine');
+    expect(reason).not.toMatch(/no dashes/);
   });
 });
 
@@ -68,8 +78,9 @@ describe('last four of SSN', () => {
 
   it('refuses 0000, short and non-digit values', () => {
     expect(check('Last Four of Social Security Numbers', '0000').reason).toMatch(/0000/);
-    expect(check('Last Four of Social Security Numbers', '123').reason).toMatch(/4 digits/);
-    expect(spreadsheetHint('Last Four of Social Security Numbers', '123')).toMatch(/leading zeros/);
+    expect(check('Last Four of Social Security Numbers', '123').reason).toMatch(
+      /^3 digits, not 4: .*leading zero: .*0000\)/,
+    );
     expect(check('Last Four of Social Security Numbers', '12a4').reason).toMatch(/4 digits/);
   });
 });
@@ -89,10 +100,12 @@ describe('ZIP codes', () => {
   it('does not repair what is not ZIP+4', () => {
     expect(check('ZIP Codes', '1234-56789')).toEqual({
       value: '1234-56789',
-      reason: 'ZIP code must be exactly 5 digits',
+      reason: 'ZIP code must have 5 digits, or 9 as ZIP+4 (12345-6789, which is cut to its 5-digit ZIP)',
     });
-    expect(check('ZIP Codes', '2134').reason).not.toBeNull();
-    expect(spreadsheetHint('ZIP Codes', '2134')).toMatch(/leading zeros/);
+    expect(check('ZIP Codes', '2134').reason).toMatch(
+      /^4 digits, not 5: a spreadsheet dropped the leading zero: .*00000\)/,
+    );
+    expect(check('ZIP Codes', '501').reason).toMatch(/^3 digits, not 5: a spreadsheet dropped the leading zeros/);
     expect(check('ZIP Codes', 'ABCDE').reason).not.toBeNull();
   });
 });
@@ -133,8 +146,11 @@ describe('bank routing numbers (ABA checksum)', () => {
   it('refuses a wrong checksum and wrong lengths', () => {
     expect(check('Bank Routing Numbers', '021000022').reason).toBe('routing number checksum is invalid');
     expect(check('Bank Routing Numbers', '123456789').reason).toBe('routing number checksum is invalid');
-    expect(check('Bank Routing Numbers', '21000021').reason).toMatch(/9 digits/);
-    expect(spreadsheetHint('Bank Routing Numbers', '21000021')).toMatch(/leading zeros/);
+    expect(check('Bank Routing Numbers', '21000021').reason).toMatch(/^8 digits, not 9: a spreadsheet dropped/);
+    // Zeros put back would not give a valid number: not a spreadsheet's doing.
+    expect(check('Bank Routing Numbers', '21000022').reason).toBe(
+      'routing number must have exactly 9 digits (dashes or spaces between them are fine)',
+    );
   });
 });
 
@@ -193,5 +209,33 @@ describe('header matching', () => {
   it('accepts the service type name itself as a header, for every type', () => {
     for (const type of LIST_TYPES)
       expect(headerMatcher(type)(type.toLowerCase().replace(/[^a-z0-9]/g, ''))).toBe('exact');
+  });
+});
+
+describe("a spreadsheet's doing, in every list type", () => {
+  it.each(LIST_TYPES)('%s: N/A, #N/A, NA, null and - are placeholders (empty rows are skipped)', (type) => {
+    for (const cell of ['N/A', '#N/A', 'NA', 'null', '-', ' n/a ']) {
+      expect(check(type, cell).reason, cell).toBe(
+        'a placeholder for a missing value: leave the cell empty (empty rows are skipped) or remove the row',
+      );
+    }
+  });
+
+  it.each([
+    ['Social Security Numbers', '1.23457E+08'],
+    ['Social Security Numbers', '9.87654321E+08'],
+    ['Telephone Numbers', '3.12555E+09'],
+    ['ZIP Codes', '1.23E+5'],
+    ['Bank Routing Numbers', '2.1E+07'],
+    ['Last Four of Social Security Numbers', '1.2e3'],
+  ] as const)('%s: %s is scientific notation, refused (it has lost digits)', (type, cell) => {
+    expect(check(type, cell).reason).toBe(
+      'Excel wrote this number in scientific notation, which has lost digits: format the column as Text and export again',
+    );
+  });
+
+  it('keeps a name that only looks like a number as it is', () => {
+    expect(check('Employer Names', '3M').reason).toBeNull();
+    expect(check('Affiliates', 'NA Lending').reason).toBeNull();
   });
 });

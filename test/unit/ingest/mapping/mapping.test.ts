@@ -191,3 +191,77 @@ describe('no mapping', () => {
     expect(out).toEqual({ loan_id: 'L1', loan_amount: 125000, applied_at: '2026-11-20T18:05:00Z', is_lead_loan: true });
   });
 });
+
+describe('what a spreadsheet did to a cell', () => {
+  const header = ['loan_id', 'lead_id', 'loan_amount', 'applied_at', 'loan_status', 'funded_amount'];
+  const row = (over: Partial<Record<(typeof header)[number], string>>) =>
+    header.map(
+      (h) =>
+        over[h] ?? { loan_id: 'L1', lead_id: '77', loan_amount: '125000', applied_at: '2026-11-20T18:05:00Z' }[h] ?? '',
+    );
+
+  it('names scientific notation in a number field and in an id, instead of "not a whole number"', () => {
+    const { out, errors } = read(
+      IDENTITY_MAPPING,
+      'loan',
+      header,
+      row({ lead_id: '9.87654321E+08', loan_id: '1.23457E+11' }),
+    );
+    expect(errors).toEqual([
+      {
+        field: 'loan_id',
+        column: 'loan_id',
+        reason: expect.stringMatching(
+          /^Excel wrote this number in scientific notation.*format the column as Text and export again$/,
+        ),
+      },
+      {
+        field: 'lead_id',
+        column: 'lead_id',
+        reason: expect.stringMatching(/^Excel wrote this number in scientific notation/),
+      },
+    ]);
+    expect(out).not.toHaveProperty('lead_id');
+  });
+
+  it('words a placeholder for a required field and for an optional one', () => {
+    const { errors } = read(
+      IDENTITY_MAPPING,
+      'loan',
+      header,
+      row({ loan_amount: 'N/A', loan_status: '#N/A', funded_amount: '-' }),
+    );
+    expect(errors.map((e) => [e.field, e.reason])).toEqual([
+      [
+        'loan_amount',
+        'a placeholder for a missing value, but loan_amount is required: fill in the value or remove the row',
+      ],
+      ['loan_status', 'a placeholder for a missing value: leave the cell empty instead (an empty cell sends no value)'],
+      [
+        'funded_amount',
+        'a placeholder for a missing value: leave the cell empty instead (an empty cell sends no value)',
+      ],
+    ]);
+  });
+
+  it('catches a placeholder id before it is sent as text, but keeps ids that merely look like numbers', () => {
+    expect(read(IDENTITY_MAPPING, 'loan', header, row({ loan_id: 'NA' })).errors[0]?.reason).toMatch(
+      /loan_id is required/,
+    );
+    expect(read(IDENTITY_MAPPING, 'loan', header, row({ loan_id: '2E15' })).out.loan_id).toBe('2E15');
+  });
+
+  it('says a routing number lost its leading zero', () => {
+    const { errors } = read(IDENTITY_MAPPING, 'payment', ['payment_id', 'bank_routing_number'], ['P1', '21000021']);
+    expect(errors[0]!.reason).toBe(
+      '8 digits, not 9: a spreadsheet dropped the leading zero: format the column as Text (or use the custom format 000000000) and export again',
+    );
+  });
+
+  it('leaves a value map in charge: a mapped N/A is not a placeholder', () => {
+    const mapping = parseMapping({
+      loan: { loan_id: 'loan_id', loan_status: { column: 'loan_status', values: { 'N/A': 'Pending' } } },
+    });
+    expect(read(mapping, 'loan', ['loan_id', 'loan_status'], ['L1', 'N/A']).out.loan_status).toBe('Pending');
+  });
+});
