@@ -86,6 +86,11 @@ export async function openInput(
   } catch (err) {
     throw unreadable(name, err, signal);
   }
+  const workbook = notAWorkbook(name, bytes.head);
+  if (workbook) {
+    raw.destroy();
+    throw workbook;
+  }
   const gzipped = bytes.head.length >= 2 && bytes.head[0] === GZIP_MAGIC[0] && bytes.head[1] === GZIP_MAGIC[1];
   const raw0 = watch ? unchangedWhileRead(bytes.all(), watch, name) : bytes.all();
   const byteStream = gzipped ? gunzip(raw0) : raw0;
@@ -95,6 +100,43 @@ export async function openInput(
     stream: Readable.from(decodeText(byteStream, name, io.input?.encoding, signal)),
     ...(size !== undefined && !gzipped ? { bytes: size } : {}),
   };
+}
+
+const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
+const OLE2_MAGIC = [0xd0, 0xcf, 0x11, 0xe0];
+const ODS_MIME = 'application/vnd.oasis.opendocument.spreadsheet';
+const EXCEL =
+  'is an Excel workbook, not a CSV file: in Excel use File > Save As > CSV UTF-8 (comma delimited) and give leadctl that file';
+const ODS =
+  'is an OpenDocument spreadsheet, not a CSV file: in LibreOffice use File > Save As > Text CSV (.csv) with the character set Unicode (UTF-8), and give leadctl that file';
+
+function startsWith(head: Uint8Array, magic: readonly number[]): boolean {
+  return head.length >= magic.length && magic.every((byte, i) => head[i] === byte);
+}
+
+/**
+ * An error when the first bytes are a spreadsheet workbook (xlsx and ods are zip archives, xls an
+ * OLE2 compound file) rather than text: checked before any decoding, which would otherwise call it
+ * "not UTF-8" and suggest an encoding that turns it into garbage.
+ */
+export function notAWorkbook(name: string, head: Uint8Array): InputError | undefined {
+  let message: string | undefined;
+  if (startsWith(head, OLE2_MAGIC)) message = EXCEL;
+  else if (startsWith(head, ZIP_MAGIC)) {
+    // The first entry's name, right after its local header, says what the archive is.
+    const nameLength = head.length >= 30 ? head[26]! | (head[27]! << 8) : 0;
+    const first = Buffer.from(head.subarray(30, 30 + nameLength)).toString('latin1');
+    const text = Buffer.from(head.subarray(0, 200)).toString('latin1');
+    if (first === 'mimetype' && text.includes(ODS_MIME)) message = ODS;
+    else if (/^(\[Content_Types\]\.xml|xl\/|docProps\/|_rels\/)/.test(first) || nameLength === 0) message = EXCEL;
+    else message = 'is a ZIP archive, not a CSV file: unzip it and give leadctl the CSV file inside';
+  }
+  if (message === undefined) return undefined;
+  return new InputError(
+    message,
+    { file: name },
+    { hint: 'leadctl reads CSV, JSON and NDJSON text files (gzipped or not); it does not open workbooks or archives' },
+  );
 }
 
 /**

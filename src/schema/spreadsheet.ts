@@ -92,11 +92,14 @@ export function spreadsheetProblem(text: string, expect: CellExpectation = {}): 
   return null;
 }
 
-/** "8 digits, not 9: a spreadsheet dropped the leading zero: …". */
+/**
+ * "8 digits, not 9: a spreadsheet dropped the leading zero: …". The format is spelled out in words:
+ * a run of nine zeros in a report reads as an SSN to the scanners that look for them.
+ */
 export function leadingZerosReason(found: number, want: number): string {
   const zeros = want - found === 1 ? 'zero' : 'zeros';
   return (
     `${found} digits, not ${want}: a spreadsheet dropped the leading ${zeros}: ` +
-    `format the column as Text (or use the custom format ${'0'.repeat(want)}) and export again`
+    `format the column as Text (or give it a custom number format of ${want} zeros) and export again`
   );
 }

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import * as z from 'zod';
 import { InputError } from '../../errors.js';
 import { readSmallFile } from '../../io/open-file.js';
-import { describeChars } from '../sources.js';
+import { describeChars, notAWorkbook } from '../sources.js';
 import { formatZodIssues } from '../../schema/common.js';
 import { routingNumberProblem } from '../../schema/list-items.js';
 import { spreadsheetProblem, type CellExpectation } from '../../schema/spreadsheet.js';
@@ -101,6 +101,8 @@ export async function loadMapping(path: string, cwd: string): Promise<Mapping> {
           { hint: 'check that --mapping names the mapping (JSON) and not the export' },
         ),
     );
+    const workbook = notAWorkbook(path, bytes);
+    if (workbook) throw workbook;
     text = bytes.toString('utf8');
   } catch (err) {
     if (err instanceof InputError) throw err;

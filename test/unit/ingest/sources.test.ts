@@ -1,13 +1,13 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError, InterruptedError } from '../../../src/errors.js';
-import { firstInvalidUtf8, openInput, readWholeText } from '../../../src/ingest/sources.js';
+import { firstInvalidUtf8, notAWorkbook, openInput, readWholeText } from '../../../src/ingest/sources.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'leadctl-sources-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -101,6 +101,40 @@ describe('openInput', () => {
   it('refuses a directory', async () => {
     const err = await failure(openInput('.', io()));
     expect(err.message).toContain('is a directory');
+  });
+
+  const fixture = (name: string) => readFileSync(new URL(`../../../fixtures/spreadsheet/${name}`, import.meta.url));
+
+  it.each(['ssns.xlsx', 'ssns.xls'])(
+    'refuses an Excel workbook (%s) by its first bytes, before any decoding',
+    async (name) => {
+      for (const encoding of [undefined, 'latin1'] as const) {
+        const err = await failure(openInput(file(`book-${name}.csv`, fixture(name)), { ...io(), input: { encoding } }));
+        expect(err.message).toBe(
+          `book-${name}.csv: is an Excel workbook, not a CSV file: in Excel use File > Save As > CSV UTF-8 (comma delimited) and give leadctl that file`,
+        );
+        expect(err.exitCode).toBe(2);
+      }
+      const piped = await failure(openInput('-', io([fixture(name)])));
+      expect(piped.message).toMatch(/^stdin: is an Excel workbook, not a CSV file/);
+    },
+  );
+
+  it('tells an OpenDocument spreadsheet and a plain ZIP archive from an Excel workbook', async () => {
+    expect(notAWorkbook('a.ods', fixture('ssns.ods'))?.message).toMatch(
+      /^a\.ods: is an OpenDocument spreadsheet, not a CSV file: in LibreOffice use File > Save As > Text CSV/,
+    );
+    const zip = Buffer.concat([
+      Buffer.from([0x50, 0x4b, 3, 4]),
+      Buffer.alloc(22),
+      Buffer.from([7, 0, 0, 0]),
+      Buffer.from('ssn.csv'),
+    ]);
+    expect(notAWorkbook('a.zip', zip)?.message).toBe(
+      'a.zip: is a ZIP archive, not a CSV file: unzip it and give leadctl the CSV file inside',
+    );
+    expect(notAWorkbook('a.csv', Buffer.from('PK,name\n'))).toBeUndefined();
+    expect(notAWorkbook('a.csv', Buffer.from([0xd0, 0xcf]))).toBeUndefined();
   });
 
   it('refuses bytes that are not UTF-8 instead of replacing them', async () => {

@@ -56,7 +56,7 @@ describe('spreadsheetProblem', () => {
     const ssn = { digits: 9, validPadded: (padded: string) => ssnProblem(padded) === null };
     expect(spreadsheetProblem('12345678', ssn)).toBe(leadingZerosReason(8, 9));
     expect(leadingZerosReason(8, 9)).toBe(
-      '8 digits, not 9: a spreadsheet dropped the leading zero: format the column as Text (or use the custom format 000000000) and export again',
+      '8 digits, not 9: a spreadsheet dropped the leading zero: format the column as Text (or give it a custom number format of 9 zeros) and export again',
     );
     expect(spreadsheetProblem('1234567', ssn)).toMatch(/^7 digits, not 9: a spreadsheet dropped the leading zeros/);
     // 000012345 is never issued (area 000): not a lost zero but a wrong number.

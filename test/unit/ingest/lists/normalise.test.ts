@@ -56,7 +56,7 @@ describe('SSN', () => {
     expect(check('Social Security Numbers', '12345678')).toEqual({
       value: '12345678',
       reason:
-        '8 digits, not 9: a spreadsheet dropped the leading zero: format the column as Text (or use the custom format 000000000) and export again',
+        '8 digits, not 9: a spreadsheet dropped the leading zero: format the column as Text (or give it a custom number format of 9 zeros) and export again',
     });
     expect(check('Social Security Numbers', '123').reason).toBe(
       'SSN must have exactly 9 digits (dashes, spaces, dots or slashes between them are fine)',
@@ -79,7 +79,7 @@ describe('last four of SSN', () => {
   it('refuses 0000, short and non-digit values', () => {
     expect(check('Last Four of Social Security Numbers', '0000').reason).toMatch(/0000/);
     expect(check('Last Four of Social Security Numbers', '123').reason).toMatch(
-      /^3 digits, not 4: .*leading zero: .*0000\)/,
+      /^3 digits, not 4: .*leading zero: .*of 4 zeros\)/,
     );
     expect(check('Last Four of Social Security Numbers', '12a4').reason).toMatch(/4 digits/);
   });
@@ -103,7 +103,7 @@ describe('ZIP codes', () => {
       reason: 'ZIP code must have 5 digits, or 9 as ZIP+4 (12345-6789, which is cut to its 5-digit ZIP)',
     });
     expect(check('ZIP Codes', '2134').reason).toMatch(
-      /^4 digits, not 5: a spreadsheet dropped the leading zero: .*00000\)/,
+      /^4 digits, not 5: a spreadsheet dropped the leading zero: .*of 5 zeros\)/,
     );
     expect(check('ZIP Codes', '501').reason).toMatch(/^3 digits, not 5: a spreadsheet dropped the leading zeros/);
     expect(check('ZIP Codes', 'ABCDE').reason).not.toBeNull();

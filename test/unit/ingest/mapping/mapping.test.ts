@@ -254,7 +254,7 @@ describe('what a spreadsheet did to a cell', () => {
   it('says a routing number lost its leading zero', () => {
     const { errors } = read(IDENTITY_MAPPING, 'payment', ['payment_id', 'bank_routing_number'], ['P1', '21000021']);
     expect(errors[0]!.reason).toBe(
-      '8 digits, not 9: a spreadsheet dropped the leading zero: format the column as Text (or use the custom format 000000000) and export again',
+      '8 digits, not 9: a spreadsheet dropped the leading zero: format the column as Text (or give it a custom number format of 9 zeros) and export again',
     );
   });
 
