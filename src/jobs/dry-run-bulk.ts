@@ -3,6 +3,7 @@ import { CsvStream, type CsvWriteOptions } from '../ingest/table/writer.js';
 import { ExitCode, LeadctlError, ValidationError } from '../errors.js';
 import type { DryRunRequest } from '../schema/index.js';
 import type { DryRunFile } from '../ingest/dry-run/input.js';
+import { count } from '../output/words.js';
 import { mapOrdered } from './ordered-pool.js';
 import { attemptRecord, reasonOf } from './record-retry.js';
 
@@ -92,7 +93,7 @@ export async function runDryRunBulk(
     throw new LeadctlError(
       'internal',
       ExitCode.UNEXPECTED,
-      `${file.name}: the counts do not add up (${summary.rows} rows, ${accounted} accounted for): a bug in leadctl`,
+      `${file.name}: the counts do not add up (${count(summary.rows, 'row')}, ${accounted} accounted for): a bug in leadctl`,
     );
   }
   return summary;

@@ -8,6 +8,7 @@ import { headerMatcher, LIST_VALUE_KINDS, listCellProblem, normaliserFor } from 
 import { openListReader, type ListFileFormat } from '../ingest/lists/reader.js';
 import { openInput } from '../ingest/sources.js';
 import { maskAllButLast, maskSsn } from '../output/mask.js';
+import { count } from '../output/words.js';
 import { validateListItem } from '../schema/list-items.js';
 import { didYouMean } from '../suggest.js';
 import {
@@ -313,7 +314,7 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
         throw new LeadctlError(
           'internal',
           ExitCode.UNEXPECTED,
-          `${summary.file}: the counts do not add up (${summary.rows_read} rows read, ${accounted} accounted for): a bug in leadctl; nothing was lost on the service's side, but report it`,
+          `${summary.file}: the counts do not add up (${count(summary.rows_read, 'row')} read, ${accounted} accounted for): a bug in leadctl; nothing was lost on the service's side, but report it`,
         );
       }
       const byCount = [...reasons.values()].sort((x, y) => y.count - x.count);

@@ -18,6 +18,7 @@ import { reasonKind, type RejectReason } from './push/rejects.js';
 import { statusWords, type LevelSummary, type PushSummary } from './push/summary.js';
 import type { RunRecorder } from './run-record.js';
 import { EXAMPLES_PER_REASON } from './run-record.js';
+import { count } from '../output/words.js';
 
 /**
  * Each command's own summary (a push's JSON summary, a list upload's result, a bulk dry run's
@@ -285,12 +286,10 @@ async function* rejectsLines(stream: AsyncIterable<unknown>, file: string): Asyn
 // ---- a list upload -----------------------------------------------------------------------------
 
 const LIST_STATUS: Record<ListUploadResult['outcome'], (r: ListUploadResult) => string> = {
-  uploaded: (r) =>
-    `uploaded: ${r.summary.uploaded.toLocaleString('en-US')} values to list ${r.summary.list_id} ("${r.summary.name}")`,
-  validated: (r) =>
-    `validated: ${r.summary.distinct.toLocaleString('en-US')} values would be uploaded (nothing was sent)`,
+  uploaded: (r) => `uploaded: ${count(r.summary.uploaded, 'value')} to list ${r.summary.list_id} ("${r.summary.name}")`,
+  validated: (r) => `validated: ${count(r.summary.distinct, 'value')} would be uploaded (nothing was sent)`,
   invalid: (r) =>
-    `not uploaded: ${r.problemCount.toLocaleString('en-US')} invalid row${r.problemCount === 1 ? '' : 's'} (fix them, or use --skip-invalid)`,
+    `not uploaded: ${count(r.problemCount, 'invalid row')} (fix ${r.problemCount === 1 ? 'it' : 'them'}, or use --skip-invalid)`,
   empty: () => 'not uploaded: no valid values',
   refused: (r) => `refused by the service${r.serviceMessage ? ` (${r.serviceMessage})` : ''}: nothing was stored`,
 };

@@ -1,4 +1,5 @@
 import { DateTime } from 'luxon';
+import type { Column } from './render.js';
 
 export interface Offer {
   id: number;
@@ -6,7 +7,10 @@ export interface Offer {
   expires_in: number;
 }
 
-/** One price-reject offer as a person reads it: expiry in the machine's local time and from now. */
+/**
+ * One price-reject offer as a person reads it: its expiry as an instant (the table shows it in the
+ * local zone, or UTC with --utc, and says which in the heading) and as time left from now.
+ */
 export interface OfferRow {
   id: number;
   price: string;
@@ -19,10 +23,10 @@ export interface OfferRecord extends Offer {
   expires_at: string;
 }
 
-export const OFFER_COLUMNS: { key: keyof OfferRow; header: string }[] = [
+export const OFFER_COLUMNS: (Column<OfferRow> & { key: keyof OfferRow })[] = [
   { key: 'id', header: 'offer id' },
   { key: 'price', header: 'price' },
-  { key: 'expires_at', header: 'expires at (local time)' },
+  { key: 'expires_at', header: 'expires at', time: true },
   { key: 'expires', header: 'expires' },
 ];
 
@@ -41,36 +45,34 @@ export function formatExpiresIn(seconds: number): string {
 }
 
 /**
- * `receivedAt` is when the response arrived: expires_in counts from then. `zone` is for tests;
- * people see their own machine's zone (TZ), with its abbreviation so there is no doubt.
+ * `receivedAt` is when the response arrived: expires_in counts from then. The expiry is a UTC
+ * instant, which the table shows in the zone of every other time (the output's: TZ, or --utc);
+ * `_zone` is no longer used (the table decides), and stays for the callers that pass it.
  */
 export function offerRows(
   offers: readonly Offer[],
   receivedAt: Date,
   now: Date = receivedAt,
-  zone?: string,
+  _zone?: string,
 ): OfferRow[] {
   // Whole seconds: the few milliseconds between answer and display must not turn 15m into 14m.
   const elapsed = Math.round((now.getTime() - receivedAt.getTime()) / 1000);
-  return offers.map((o) => {
-    let at = DateTime.fromJSDate(receivedAt).plus({ seconds: o.expires_in });
-    if (zone) at = at.setZone(zone);
-    return {
-      id: o.id,
-      price: formatPrice(o.price),
-      expires_at: at.toFormat('yyyy-MM-dd HH:mm:ss ZZZZ'),
-      expires: formatExpiresIn(o.expires_in - elapsed),
-    };
-  });
+  return offers.map((o) => ({
+    id: o.id,
+    price: formatPrice(o.price),
+    expires_at: expiresAt(receivedAt, o.expires_in),
+    expires: formatExpiresIn(o.expires_in - elapsed),
+  }));
+}
+
+function expiresAt(receivedAt: Date, seconds: number): string {
+  return DateTime.fromJSDate(receivedAt)
+    .toUTC()
+    .plus({ seconds })
+    .startOf('second')
+    .toFormat("yyyy-MM-dd'T'HH:mm:ss'Z'");
 }
 
 export function offerRecords(offers: readonly Offer[], receivedAt: Date): OfferRecord[] {
-  return offers.map((o) => ({
-    ...o,
-    expires_at: DateTime.fromJSDate(receivedAt)
-      .toUTC()
-      .plus({ seconds: o.expires_in })
-      .startOf('second')
-      .toFormat("yyyy-MM-dd'T'HH:mm:ss'Z'"),
-  }));
+  return offers.map((o) => ({ ...o, expires_at: expiresAt(receivedAt, o.expires_in) }));
 }

@@ -20,6 +20,17 @@ export interface Column<T = any> {
   /** Personal data shown with all but the last four characters masked in tables. */
   mask?: 'ssn' | 'account';
   align?: 'left' | 'right' | 'center';
+  /**
+   * The column holds instants: its table heading says the zone they are shown in, `(local time)`
+   * or, with --utc, `(UTC)`, so that the heading can never disagree with the values.
+   */
+  time?: true;
+}
+
+/** A column's table heading: its header (or key), with the zone of a column of instants. */
+export function columnHeading(column: Pick<Column, 'key' | 'header' | 'time'>, time: TimeSettings = {}): string {
+  const label = column.header ?? column.key;
+  return column.time ? `${label} (${time.utc ? 'UTC' : 'local time'})` : label;
 }
 
 export interface ListOptions<T> {
@@ -212,7 +223,7 @@ export class Output {
         return;
       case 'table': {
         // One record reads best as aligned "Label  value" lines, not a boxed table.
-        const labels = columns.map((c) => c.header ?? c.key);
+        const labels = columns.map((c) => columnHeading(c, this.settings.time));
         const width = Math.max(...labels.map((l) => l.length));
         const indent = width + 2;
         const room = Math.max(20, (this.settings.width ?? DEFAULT_WIDTH) - indent);
@@ -317,7 +328,7 @@ export class Output {
   }
 
   private async table<T>(rows: readonly T[], columns: readonly Column<T>[]): Promise<string> {
-    const head = columns.map((c) => c.header ?? c.key);
+    const head = columns.map((c) => columnHeading(c, this.settings.time));
     const cells = rows.map((row) => columns.map((c) => humanText(c, row, this.settings.time)));
     // Each column as wide as its widest cell, then narrowed (wrapping its cells) to fit the screen.
     const natural = head.map((h, i) => Math.max(textWidth(h), ...cells.map((r) => textWidth(r[i]!))) + 2);

@@ -175,7 +175,10 @@ export async function openDryRunFile(
         yield {
           row,
           cells: record,
-          check: { ok: false, problems: [`has ${record.length} fields, the header has ${header.length}`] },
+          check: {
+            ok: false,
+            problems: [`has ${record.length} field${record.length === 1 ? '' : 's'}, the header has ${header.length}`],
+          },
         };
         continue;
       }

@@ -113,7 +113,11 @@ export function inspectRow(plan: CsvPlan, cells: readonly string[]): InspectedRo
   if (cells.length !== plan.width)
     return {
       ok: false,
-      problem: { level, ...ids, reason: `has ${cells.length} columns; the header has ${plan.width}` },
+      problem: {
+        level,
+        ...ids,
+        reason: `has ${cells.length} column${cells.length === 1 ? '' : 's'}; the header has ${plan.width}`,
+      },
     };
   if (customerId === '' || loanId === '')
     return {

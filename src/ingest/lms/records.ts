@@ -171,7 +171,12 @@ export async function stageUpserts(
         },
         row(cells, row) {
           if (cells.length !== width) {
-            problems({ src, row, level, reason: `has ${cells.length} columns; the header has ${width}` });
+            problems({
+              src,
+              row,
+              level,
+              reason: `has ${cells.length} column${cells.length === 1 ? '' : 's'}; the header has ${width}`,
+            });
             return;
           }
           put(convert(kind, readers, cells, []), row);
