@@ -109,10 +109,11 @@ export async function main(argv: string[], io: IO = processIO()): Promise<number
 }
 
 /**
- * Where an error goes as a JSON document besides the `Error:` line: on stdout with `-o json` (or
- * `--output json`), as the run's one document; with stdout piped and no format chosen (JSON
- * implied), on stderr (when stderr is not a terminal, so a person still reads plain lines), so
- * that a file or a `$(…)` that expected data never gets an error document instead.
+ * Where an error goes as a JSON document: on stdout with `-o json` (or `--output json`), as the
+ * run's one document, the `Error:` and `Hint:` lines going to stderr; with stdout piped and no
+ * format chosen (JSON implied), on stderr instead of those lines when stderr is not a terminal
+ * either (a person at a terminal still reads plain lines), so that a file or a `$(…)` that
+ * expected data never gets an error document, and a log never gets the error twice.
  */
 type JsonErrors = 'stdout' | 'stderr' | 'none';
 
@@ -145,7 +146,14 @@ function renderError(
   failing: CommandUnknownOpts | undefined,
   redactor: Redactor,
 ): number {
-  const json = jsonErrors === 'stdout';
+  // Without a terminal, stderr gets each error once: the JSON document where JSON is implied, else text.
+  const jsonOnly = jsonErrors === 'stderr' && io.stderr.isTTY !== true;
+  const report = (doc: object, text: string[]): void => {
+    const line = JSON.stringify(doc) + '\n';
+    if (jsonErrors === 'stdout') io.stdout.write(line);
+    if (jsonOnly) io.stderr.write(line);
+    else for (const t of text) io.stderr.write(t);
+  };
   // A full, read-only or forbidden place that no layer named is still the machine's doing, not a bug.
   const err = environmentError(thrown) ?? thrown;
   if (err instanceof CommanderError) {
@@ -158,28 +166,30 @@ function renderError(
       helpShown ? `${commandPath(failing ?? undefined)} needs a command` : usageMessage(err.message),
     );
     const hint = commanderHint(err, failing);
-    const doc = JSON.stringify({ error: { code: 'usage', message, exit_code: ExitCode.USAGE, hint } }) + '\n';
-    if (json) io.stdout.write(doc);
-    if (!helpShown) io.stderr.write(`Error: ${message}\n`);
-    io.stderr.write(`Hint: ${hint}\n`);
-    if (jsonErrors === 'stderr' && io.stderr.isTTY !== true) io.stderr.write(doc);
+    report(
+      { error: { code: 'usage', message, exit_code: ExitCode.USAGE, hint } },
+      helpShown ? [`Hint: ${hint}\n`] : [`Error: ${message}\n`, `Hint: ${hint}\n`],
+    );
     return ExitCode.USAGE;
   }
   if (err instanceof LeadctlError) {
     // A usage error always says what to do: its own hint, else the command's help.
     const hint = err.hint ?? (err instanceof UsageError ? helpHint(failing) : undefined);
-    const doc = { error: { ...err.toJSON(), ...(hint ? { hint } : {}) } };
-    if (json) io.stdout.write(JSON.stringify(doc) + '\n');
-    io.stderr.write(`Error: ${err.message}\n`);
-    if (hint) io.stderr.write(`Hint: ${hint}\n`);
-    if (jsonErrors === 'stderr' && io.stderr.isTTY !== true) io.stderr.write(JSON.stringify(doc) + '\n');
+    report({ error: { ...err.toJSON(), ...(hint ? { hint } : {}) } }, [
+      `Error: ${err.message}\n`,
+      ...(hint ? [`Hint: ${hint}\n`] : []),
+    ]);
     return err.exitCode;
   }
   const message = err instanceof Error ? err.message : String(err);
-  if (json)
-    io.stdout.write(JSON.stringify({ error: { code: 'unexpected', message, exit_code: ExitCode.UNEXPECTED } }) + '\n');
-  io.stderr.write(`Error: unexpected failure: ${message}\n`);
-  if (err instanceof Error && err.stack && io.env.LEADCTL_DEBUG) io.stderr.write(err.stack + '\n');
-  io.stderr.write('Hint: this is a bug in leadctl; rerun with LEADCTL_DEBUG=1 and report the stack trace.\n');
+  const hint = 'this is a bug in leadctl; rerun with LEADCTL_DEBUG=1 and report the stack trace.';
+  const stack = err instanceof Error && err.stack && io.env.LEADCTL_DEBUG ? [err.stack + '\n'] : [];
+  // The stack is text for a person whatever the format; the JSON document stays the last line.
+  if (jsonOnly) for (const t of stack) io.stderr.write(t);
+  report({ error: { code: 'unexpected', message, exit_code: ExitCode.UNEXPECTED } }, [
+    `Error: unexpected failure: ${message}\n`,
+    ...stack,
+    `Hint: ${hint}\n`,
+  ]);
   return ExitCode.UNEXPECTED;
 }

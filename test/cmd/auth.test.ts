@@ -334,7 +334,8 @@ describe('credentials in use', () => {
     const dir = configDir();
     const r = await run(['--profile', 'nope', 'systems', 'ls'], { dir });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('no profile named "nope"');
+    // Piped (JSON implied): the error is the JSON document on stderr.
+    expect(r.stderr).toContain('no profile named \\"nope\\"');
     expect(r.stderr).toContain('auth login --profile nope');
   });
 

@@ -103,13 +103,14 @@ describe('one style for every error line', () => {
 });
 
 describe('usage errors for scripts', () => {
-  it('stdout piped and no format chosen (JSON implied): the usage error as JSON on stderr after the text; stdout stays clean', async () => {
+  it('stdout and stderr piped, no format chosen (JSON implied): the usage error once, as JSON on stderr; stdout stays clean', async () => {
     const io = memoryIO({ tty: false });
     expect(await main(['lists', 'ls', '--pgae', '2'], io)).toBe(2);
     expect(io.stdoutText()).toBe('');
+    // One document, not the text and then the document: a log gets each error once.
     const lines = io.stderrText().trimEnd().split('\n');
-    expect(lines[0]).toBe("Error: unknown option '--pgae' (did you mean --page?)");
-    expect(JSON.parse(lines[2]!)).toEqual({
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toEqual({
       error: {
         code: 'usage',
         message: "unknown option '--pgae' (did you mean --page?)",
@@ -117,6 +118,20 @@ describe('usage errors for scripts', () => {
         hint: 'run `leadctl lists ls --help` for usage and examples',
       },
     });
+  });
+  it('-o table with nothing on a terminal: the error once, as text', async () => {
+    const io = memoryIO({ tty: false });
+    expect(await main(['-o', 'table', 'lists', 'ls', '--pgae', '2'], io)).toBe(2);
+    expect(io.stderrText()).toBe(
+      "Error: unknown option '--pgae' (did you mean --page?)\nHint: run `leadctl lists ls --help` for usage and examples\n",
+    );
+  });
+  it('-o json with nothing on a terminal: the document on stdout, the text once on stderr', async () => {
+    const io = memoryIO({ tty: false });
+    expect(await main(['-o', 'json', 'lists', 'ls', '--pgae', '2'], io)).toBe(2);
+    expect(JSON.parse(io.stdoutText()).error).toMatchObject({ code: 'usage', exit_code: 2 });
+    expect(io.stderrText()).not.toContain('{');
+    expect(io.stderrText().match(/^Error: /gm)).toHaveLength(1);
   });
   it("-o json: the usage error is the run's one JSON document on stdout", async () => {
     const io = memoryIO({ tty: true });

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBinary, stderrDocument } from '../helpers/binary.js';
+import { errorLines, runBinary, stderrDocument } from '../helpers/binary.js';
 import { adminHeaders, startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
 
 const root = mkdtempSync(join(tmpdir(), 'leadctl-e2e-auth-'));
@@ -84,9 +84,9 @@ describe('leadctl auth (built binary against the sandbox)', () => {
     const dir = freshConfigDir();
     const r = await login(sandbox, dir, [], 'wrongwrongwrongwrongwrongwrongwrongwrong');
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain(`refused the credentials of client ${sandbox.clientId}`);
-    expect(r.stderr).toContain('invalid_client');
-    expect(r.stderr).toMatch(/Hint: .*leadctl auth login/);
+    expect(errorLines(r.stderr)).toContain(`refused the credentials of client ${sandbox.clientId}`);
+    expect(errorLines(r.stderr)).toContain('invalid_client');
+    expect(errorLines(r.stderr)).toMatch(/Hint: .*leadctl auth login/);
     expect(existsSync(join(dir, 'config.json'))).toBe(false);
   });
 

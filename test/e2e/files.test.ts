@@ -14,7 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBinary } from '../helpers/binary.js';
+import { errorLines, runBinary } from '../helpers/binary.js';
 import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
 import { makeCharDevice, mountTinyFs, reportSkipped } from '../helpers/tiny-fs.js';
 // @ts-expect-error plain JS generator shared with the benchmark
@@ -103,7 +103,7 @@ describe('the rejects file on hostile ground', () => {
   it('--rejects /dev/full fails with ENOSPC (exit 2), naming the file', async () => {
     const run = await check('/dev/full');
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('Error: the rejects file /dev/full: no space left on the device (ENOSPC)');
+    expect(errorLines(run.stderr)).toContain('Error: the rejects file /dev/full: no space left on the device (ENOSPC)');
     expect(lstatSync('/dev/full').isCharacterDevice()).toBe(true);
   });
 
@@ -187,10 +187,10 @@ describe('a full disk', () => {
         cwd: exportDir,
       });
       expect(run.code, run.stderr).toBe(2);
-      expect(run.stderr).toContain(`Error: the staging folder ${tiny.dir}: no space left on the device`);
-      expect(run.stderr).toMatch(/Hint: .*LEADCTL_TMPDIR/);
-      expect(run.stderr).not.toContain('--resume');
-      expect(run.stderr).not.toContain('unexpected');
+      expect(errorLines(run.stderr)).toContain(`Error: the staging folder ${tiny.dir}: no space left on the device`);
+      expect(errorLines(run.stderr)).toMatch(/Hint: .*LEADCTL_TMPDIR/);
+      expect(errorLines(run.stderr)).not.toContain('--resume');
+      expect(errorLines(run.stderr)).not.toContain('unexpected');
       expect(await batchRequests()).toBe(requestsBefore);
       expect(readdirSync(tiny.dir)).toEqual([]);
     } finally {
@@ -220,8 +220,10 @@ describe('lists on a full disk', () => {
         { env: pushEnv(sandbox), cwd: dir },
       );
       expect(run.code, run.stderr).toBe(2);
-      expect(run.stderr).toContain(`Error: the rejects file ${rejects}: no space left on the device (ENOSPC)`);
-      expect(run.stderr).not.toContain('unexpected');
+      expect(errorLines(run.stderr)).toContain(
+        `Error: the rejects file ${rejects}: no space left on the device (ENOSPC)`,
+      );
+      expect(errorLines(run.stderr)).not.toContain('unexpected');
       expect((await sandbox.stats()).lists).toBe(listsBefore);
       expect(readdirSync(tiny.dir)).toEqual([]);
     } finally {

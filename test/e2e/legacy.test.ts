@@ -150,7 +150,7 @@ describe('legacy post | accept-offer (built binary against the sandbox)', () => 
     );
     expect(r.stderr).not.toContain('--api-key can be read by other users');
     expect(r.stdout).toMatch(/^Pending: the lead awaits a price-reject offer \(lead id \d+\)/);
-    expect(r.stdout).toMatch(/│ offer id │ price\s+│ expires at \(local time\) │ expires │/);
+    expect(r.stdout).toMatch(/│ offer id │ price\s+│ expires at \(local time\)\s+│ expires │/);
     // TZ is America/Chicago for these runs: local time carries its offset, as every time in a table; 900 s reads as 15 minutes.
     expect(r.stdout).toMatch(/│ \d+\s+│ \d+\.\d{2} │ \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} -0[56]:00\s+│ in 1[45]m\s+│/);
     const offerId = /--offer-id (\d+)/.exec(r.stdout)![1];

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stderrDocument } from '../helpers/binary.js';
+import { errorLines, stderrDocument } from '../helpers/binary.js';
 import { startEnv, type Env } from './service-env.js';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/lists/', import.meta.url));
@@ -31,18 +31,20 @@ describe('lists create: the invalid-row policy', () => {
     const before = await sandbox.stats();
     const r = await run(['lists', 'create', '--name', 'Messy', '--type', 'ssn', 'ssn-messy.csv']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('ssn-messy.csv: 8 invalid rows:');
+    expect(errorLines(r.stderr)).toContain('ssn-messy.csv: 8 invalid rows:');
     // Grouped by reason, most frequent first, with the first row of each as an example.
-    expect(r.stderr).toMatch(/│ rows │ reason\s+│ first \(row: value\)\s+│/);
+    expect(errorLines(r.stderr)).toMatch(/│ rows │ reason\s+│ first \(row: value\)\s+│/);
     // What a file may hold (dashes are fine), and what a spreadsheet did to row 17's 001234567.
-    expect(r.stderr).toMatch(/│\s+2 │ SSN must have exactly 9 digits \(dashes, spaces,\s+│ 16: /);
-    expect(r.stderr).toMatch(/│\s+1 │ 7 digits, not 9: a spreadsheet dropped the\s+│ 17: /);
-    expect(r.stderr).not.toMatch(/no dashes/);
-    expect(r.stderr).toMatch(/│\s+1 │ SSN area number 000 is never(?: issued)?\s+│ 11: \*\*\*-\*\*-3456\s+│/);
-    expect(r.stderr).toContain('use --rejects FILE to write every problem, row by row, to a CSV file');
-    expect(r.stderr).toContain('Error: ssn-messy.csv: 8 invalid rows; nothing was uploaded');
-    expect(r.stderr).toContain('--skip-invalid');
-    expect(r.stderr).not.toMatch(PLAIN_SSN);
+    expect(errorLines(r.stderr)).toMatch(/│\s+2 │ SSN must have exactly 9 digits \(dashes, spaces,\s+│ 16: /);
+    expect(errorLines(r.stderr)).toMatch(/│\s+1 │ 7 digits, not 9: a spreadsheet dropped the\s+│ 17: /);
+    expect(errorLines(r.stderr)).not.toMatch(/no dashes/);
+    expect(errorLines(r.stderr)).toMatch(
+      /│\s+1 │ SSN area number 000 is never(?: issued)?\s+│ 11: \*\*\*-\*\*-3456\s+│/,
+    );
+    expect(errorLines(r.stderr)).toContain('use --rejects FILE to write every problem, row by row, to a CSV file');
+    expect(errorLines(r.stderr)).toContain('Error: ssn-messy.csv: 8 invalid rows; nothing was uploaded');
+    expect(errorLines(r.stderr)).toContain('--skip-invalid');
+    expect(errorLines(r.stderr)).not.toMatch(PLAIN_SSN);
     // Stdout piped (JSON implied): stdout stays clean; the JSON error document, with the problems, ends stderr.
     expect(r.stdout).toBe('');
     const doc = stderrDocument(r.stderr);
@@ -150,11 +152,11 @@ describe('lists create: the invalid-row policy', () => {
   it('refuses an unknown type or a long name before reading the file (which need not exist)', async () => {
     const badType = await run(['lists', 'create', '--name', 'x', '--type', 'ssns', 'does-not-exist.csv']);
     expect(badType.code).toBe(2);
-    expect(badType.stderr).toContain('unknown list type "ssns"');
-    expect(badType.stderr).not.toContain('does-not-exist');
+    expect(errorLines(badType.stderr)).toContain('unknown list type "ssns"');
+    expect(errorLines(badType.stderr)).not.toContain('does-not-exist');
     const longName = await run(['lists', 'create', '--name', 'n'.repeat(256), '--type', 'zip', 'does-not-exist.csv']);
     expect(longName.code).toBe(2);
-    expect(longName.stderr).toContain('--name is 256 characters long; the service allows at most 255');
+    expect(errorLines(longName.stderr)).toContain('--name is 256 characters long; the service allows at most 255');
   });
 
   it('refuses a file with no valid value (exit 2)', async () => {
@@ -169,7 +171,7 @@ describe('lists create: the invalid-row policy', () => {
   it('names a missing file', async () => {
     const r = await run(['lists', 'create', '--name', 'x', '--type', 'zip', 'missing.csv']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('Error: missing.csv: no such file');
+    expect(errorLines(r.stderr)).toContain('Error: missing.csv: no such file');
   });
 });
 
@@ -194,7 +196,7 @@ describe('lists create and update from every kind of input', () => {
       'ssn\n123-45-6789\n234-56-7890\n',
     );
     expect(updated.code).toBe(0);
-    expect(updated.stderr).toContain(`List ${summary.list_id} keeps its type Social Security Numbers`);
+    expect(errorLines(updated.stderr)).toContain(`List ${summary.list_id} keeps its type Social Security Numbers`);
     expect(JSON.parse(updated.stdout)).toMatchObject({
       list_id: summary.list_id,
       file: 'stdin',
@@ -209,7 +211,7 @@ describe('lists create and update from every kind of input', () => {
     // Without a terminal to ask on, replacing a list needs --yes: refused before anything is sent.
     const unconfirmed = await run(['lists', 'update', String(summary.list_id), '-'], 'ssn\n345-67-8901\n');
     expect(unconfirmed.code).toBe(2);
-    expect(unconfirmed.stderr).toMatch(
+    expect(errorLines(unconfirmed.stderr)).toMatch(
       /Replace every value of list \d+ \("Plain SSNs v2"\) with the 1 value of stdin: this needs confirmation/,
     );
     expect((await sandbox.stats()).list_items).toBe(after.list_items);
@@ -217,7 +219,7 @@ describe('lists create and update from every kind of input', () => {
     // A second list with an existing name asks too (the service would allow the duplicate).
     const twin = await run(['lists', 'create', '--name', 'plain ssns v2', '--type', 'ssn', '-'], 'ssn\n345-67-8901\n');
     expect(twin.code).toBe(2);
-    expect(twin.stderr).toMatch(/A list named "plain ssns v2" exists already/);
+    expect(errorLines(twin.stderr)).toMatch(/A list named "plain ssns v2" exists already/);
   });
 
   it('a multi-column export: the ssn column is found by its header; table output for people', async () => {
@@ -269,7 +271,7 @@ describe('lists create and update from every kind of input', () => {
       'home_phone,cell_phone\n3125550142,3125550143\n',
     );
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(
+    expect(errorLines(r.stderr)).toContain(
       'several columns could hold the values (1: "home_phone", 2: "cell_phone"); choose one with --column',
     );
   });

@@ -15,7 +15,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, runBinary, type RunResult } from '../helpers/binary.js';
+import { BIN, errorLines, runBinary, type RunResult } from '../helpers/binary.js';
 import { FIXTURES, MAPPING } from './push-helpers.js';
 
 /** Every character URL, form, JSON and HTML encodings treat specially. */
@@ -206,11 +206,11 @@ describe('environment problems are named, never exit 1', () => {
   it('a malformed HTTPS_PROXY: exit 2 naming the proxy and the variable, before anything is sent', async () => {
     const r = await login({ LEADCTL_CONFIG_DIR: fresh('proxy'), HTTPS_PROXY: 'http://user:pr0xy-pw@[::1' });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(
+    expect(errorLines(r.stderr)).toMatch(
       /^Error: the proxy "http:\/\/\*\*\*@\[::1" \(from HTTPS_PROXY\) is not a valid proxy URL/m,
     );
-    expect(r.stderr).toMatch(/^Hint: set HTTPS_PROXY to the proxy's address/m);
-    expect(r.stderr).not.toContain('pr0xy-pw');
+    expect(errorLines(r.stderr)).toMatch(/^Hint: set HTTPS_PROXY to the proxy's address/m);
+    expect(errorLines(r.stderr)).not.toContain('pr0xy-pw');
   });
 
   it('a dead proxy: exit 5 naming the proxy and its variable, not the base URL', async () => {
@@ -220,10 +220,10 @@ describe('environment problems are named, never exit 1', () => {
     await new Promise((r) => dead.close(r));
     const r = await login({ LEADCTL_CONFIG_DIR: fresh('dead'), https_proxy: `http://127.0.0.1:${port}` });
     expect(r.code).toBe(5);
-    expect(r.stderr).toContain(`could not reach the proxy http://127.0.0.1:${port} (from https_proxy)`);
-    expect(r.stderr).toContain('ECONNREFUSED');
-    expect(r.stderr).toMatch(/^Hint: check https_proxy/m);
-    expect(r.stderr).not.toContain('--base-url');
+    expect(errorLines(r.stderr)).toContain(`could not reach the proxy http://127.0.0.1:${port} (from https_proxy)`);
+    expect(errorLines(r.stderr)).toContain('ECONNREFUSED');
+    expect(errorLines(r.stderr)).toMatch(/^Hint: check https_proxy/m);
+    expect(errorLines(r.stderr)).not.toContain('--base-url');
   });
 
   it('a token lifetime past year 275760 is clamped: login works and says until when', async () => {
@@ -299,10 +299,10 @@ describe('a config folder that cannot be written', () => {
     const dir = join(home, 'file', 'config');
     const r = await runBinary(loginArgs(), { env: { LEADCTL_CONFIG_DIR: dir, LEADCTL_CLIENT_SECRET: SECRET } });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(
+    expect(errorLines(r.stderr)).toContain(
       `Error: cannot save the profile "default" in ${dir}: a part of the path is a file, not a folder (ENOTDIR`,
     );
-    expect(r.stderr).toMatch(
+    expect(errorLines(r.stderr)).toMatch(
       /^Hint: make .* writable for this user, or point LEADCTL_CONFIG_DIR at a writable folder/m,
     );
   });
@@ -320,9 +320,9 @@ describe('a config folder that cannot be written', () => {
     const env = { LEADCTL_CONFIG_DIR: dir, LEADCTL_CLIENT_SECRET: SECRET };
     const r = await runReadOnly(dir, loginArgs(), env);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toContain(`Error: cannot save the profile "default" in ${dir}: `);
-    expect(r.stderr).toMatch(/: (it is on a read-only file system \(EROFS|permission denied \(EACCES)/);
-    expect(r.stderr).toContain('LEADCTL_CONFIG_DIR');
+    expect(errorLines(r.stderr)).toContain(`Error: cannot save the profile "default" in ${dir}: `);
+    expect(errorLines(r.stderr)).toMatch(/: (it is on a read-only file system \(EROFS|permission denied \(EACCES)/);
+    expect(errorLines(r.stderr)).toContain('LEADCTL_CONFIG_DIR');
 
     // A saved profile whose token has expired: the new token cannot be kept; the command still runs.
     const saved = await runBinary(loginArgs(), { env });
@@ -338,7 +338,7 @@ describe('a config folder that cannot be written', () => {
     });
     // The echo server answers systems with a 500: what matters is the warning, and that it is not exit 1.
     expect(systems.code, systems.stderr).toBe(5);
-    expect(systems.stderr).toMatch(
+    expect(errorLines(systems.stderr)).toMatch(
       /^Warning: the access token could not be saved for the next run: cannot save the access token of profile "default" in /m,
     );
     expect(readFileSync(file, 'utf8')).toBe(before);

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBinary, stderrDocument } from '../helpers/binary.js';
+import { errorLines, runBinary, stderrDocument } from '../helpers/binary.js';
 import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
 
 const root = mkdtempSync(join(tmpdir(), 'leadctl-e2e-systems-'));
@@ -126,10 +126,10 @@ describe('leadctl systems ls when the service misbehaves', () => {
     try {
       const r = await runBinary(['systems', 'ls'], { env: { ...envFor(down), LEADCTL_RETRY_ATTEMPTS: '3' } });
       expect(r.code).toBe(5);
-      expect(r.stderr).toMatch(
+      expect(errorLines(r.stderr)).toMatch(
         /Error: the service failed on GET \/api\/v1\/resources\/management-systems with HTTP 503.*after 3 attempts/,
       );
-      expect(r.stderr).toMatch(/Hint: .*run the command again later/);
+      expect(errorLines(r.stderr)).toMatch(/Hint: .*run the command again later/);
       expect(r.stdout).toBe('');
       expect(stderrDocument(r.stderr).error).toMatchObject({ code: 'service', exit_code: 5 });
       const asked = await runBinary(['systems', 'ls', '-o', 'json'], {

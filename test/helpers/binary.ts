@@ -42,3 +42,21 @@ export function stderrDocument(stderr: string): any {
   const lines = stderr.trimEnd().split('\n');
   return JSON.parse(lines[lines.length - 1]!);
 }
+
+/**
+ * Stderr as a person reads it: a run with stdout piped and no format chosen writes its error as
+ * the JSON document only (nothing on a terminal, JSON implied); this puts it back into the
+ * `Error:` and `Hint:` lines leadctl writes otherwise, so assertions about the words hold either way.
+ */
+export function errorLines(stderr: string): string {
+  const lines = stderr.trimEnd().split('\n');
+  let doc: any;
+  try {
+    doc = JSON.parse(lines[lines.length - 1]!);
+  } catch {
+    return stderr;
+  }
+  if (typeof doc?.error?.message !== 'string') return stderr;
+  const rendered = [`Error: ${doc.error.message}`, ...(doc.error.hint ? [`Hint: ${doc.error.hint}`] : [])];
+  return [...lines.slice(0, -1), ...rendered].join('\n') + '\n';
+}
