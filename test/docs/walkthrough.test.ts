@@ -82,8 +82,9 @@ describe('the README walkthrough', () => {
       // Not the runner's timeout (120 s, SIGTERM): the block ends by itself, having shown the sandbox's message.
       expect(result!.signal).toBeNull();
       expect(result!.exitCode).not.toBe(0);
+      // The runner's stdout is no terminal, so the log holds the JSON document (quotes escaped); a person's, text.
       expect(result!.output).toMatch(
-        /the profile "sandbox" points at https:\/\/api\.example\.com, not a local sandbox/,
+        /the profile \\?"sandbox\\?" points at https:\/\/api\.example\.com, not a local sandbox/,
       );
       expect(existsSync(join(w.workDir, 'sandbox.env'))).toBe(false);
     } finally {

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorLines } from '../helpers/binary.js';
 import { fixturePath, readFixture, requestsTo, startEnv, type Env } from './service-env.js';
 
 describe('dry-run (built binary against the sandbox)', () => {
@@ -95,7 +96,7 @@ describe('dry-run (built binary against the sandbox)', () => {
     for (const [args, message] of cases) {
       const r = await env.run(['dry-run', ...args]);
       expect(r.code, args.join(' ')).toBe(2);
-      expect(r.stderr).toContain(message);
+      expect(errorLines(r.stderr)).toContain(message);
     }
     expect(await requestsTo(env.sandbox, 'dry-run')).toBe(before);
   });

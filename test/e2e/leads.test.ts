@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFixture, requestsTo, sandboxDay, startEnv, variantLead, type Env } from './service-env.js';
+import { errorLines } from '../helpers/binary.js';
 
 const LEADS = 230;
 
@@ -105,7 +106,7 @@ describe('leads dictionary | ids | get | export (built binary against the sandbo
     const before = await requestsTo(env.sandbox, 'lead-ids');
     const r = await env.run(['leads', 'ids', '--date', '2024-02-30']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--date "2024-02-30" is not a real calendar date');
+    expect(errorLines(r.stderr)).toContain('--date "2024-02-30" is not a real calendar date');
     const both = await env.run(['leads', 'ids', '--all', '--limit', '5']);
     expect(both.code).toBe(2);
     expect(await requestsTo(env.sandbox, 'lead-ids')).toBe(before);
@@ -190,8 +191,8 @@ describe('leads dictionary | ids | get | export (built binary against the sandbo
     const before = await requestsTo(env.sandbox, 'lead-data/leads');
     const r = await env.run(['leads', 'get', String(acceptedId), '--columns', 'emial,phone_home']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('unknown column "emial"');
-    expect(r.stderr).toMatch(/unknown column "phone_home" \(did you mean [^)]*home_phone/);
+    expect(errorLines(r.stderr)).toContain('unknown column "emial"');
+    expect(errorLines(r.stderr)).toMatch(/unknown column "phone_home" \(did you mean [^)]*home_phone/);
     expect(await requestsTo(env.sandbox, 'lead-data/leads')).toBe(before);
   });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBinary } from '../helpers/binary.js';
+import { errorLines, runBinary } from '../helpers/binary.js';
 import { startSandboxProcess } from '../helpers/sandbox.js';
 // @ts-expect-error plain JS generator shared with the benchmark
 import { writeExport } from '../../fixtures/lms/generate.mjs';
@@ -213,7 +213,7 @@ describe('customers batch against the sandbox', () => {
         cwd: join(work, 'export'),
       });
       expect(second.code).toBe(7);
-      expect(second.stderr).toMatch(/another push is running for profile "default" \(process \d+/);
+      expect(errorLines(second.stderr)).toMatch(/another push is running for profile "default" \(process \d+/);
       first.kill('SIGTERM');
       const end = await first.exited;
       expect(end.code).toBe(143);
@@ -232,7 +232,7 @@ describe('customers batch against the sandbox', () => {
         cwd: FIXTURES,
       });
       expect(missing.code).toBe(2);
-      expect(missing.stderr).toMatch(/payments\.csv, row 1: lacks the mapped columns "Lead ID"/);
+      expect(errorLines(missing.stderr)).toMatch(/payments\.csv, row 1: lacks the mapped columns "Lead ID"/);
       const badAuth = await runBinary(['customers', 'batch', 'export.csv', '--mapping', 'mapping.json'], {
         env: { ...env, LEADCTL_CLIENT_SECRET: 'wrong' },
         cwd: FIXTURES,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openProfileStore } from '../../src/config/profiles.js';
-import { BIN, runBinary } from '../helpers/binary.js';
+import { BIN, errorLines, runBinary } from '../helpers/binary.js';
 import { startSandboxWithEnv } from '../helpers/sandbox.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -66,7 +66,7 @@ describe('sandbox start --save-profile / --env (one-step login)', () => {
       timeoutMs: 20_000,
     });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/profile "prod" points at https:\/\/api\.example\.com/);
+    expect(errorLines(result.stderr)).toMatch(/profile "prod" points at https:\/\/api\.example\.com/);
     expect(store.profile('prod')).toMatchObject({ base_url: 'https://api.example.com', client_secret: 'kept' });
   });
 
@@ -107,7 +107,7 @@ describe('sandbox start --save-profile / --env (one-step login)', () => {
       { env, timeoutMs: 20_000 },
     );
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/profile "prod" points at https:\/\/api\.example\.com/);
+    expect(errorLines(refused.stderr)).toMatch(/profile "prod" points at https:\/\/api\.example\.com/);
     expect(refused.stdout).toBe('');
     expect(existsSync(file)).toBe(false);
 

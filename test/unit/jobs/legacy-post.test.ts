@@ -117,13 +117,13 @@ describe('result rendering', () => {
     },
   };
 
-  it('shows pending offers with local expiry and time left, and how to accept one', () => {
+  it('shows pending offers with their expiry (an instant the table shows in the local zone) and time left, and how to accept one', () => {
     const text = legacyResultText(pending, { receivedAt: now, now, zone: 'America/Chicago' });
     // The campaign's key is a secret: its last four only.
     expect(text.head).toBe('Pending: the lead awaits a price-reject offer\n  2 offers (price_reject api key *RKEY):\n');
     expect(text.offers).toEqual([
-      { id: 11, price: '32.00', expires_at: '2026-03-10 10:15:00 CDT', expires: 'in 15m' },
-      { id: 12, price: '28.50', expires_at: '2026-03-10 10:10:00 CDT', expires: 'in 10m' },
+      { id: 11, price: '32.00', expires_at: '2026-03-10T15:15:00Z', expires: 'in 15m' },
+      { id: 12, price: '28.50', expires_at: '2026-03-10T15:10:00Z', expires: 'in 10m' },
     ]);
     expect(text.tail).toBe(
       "  Accept one with: leadctl legacy accept-offer --offer-id 11   (the campaign's key in LEADCTL_API_KEY or --api-key-file)\n",
