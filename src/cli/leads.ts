@@ -2,6 +2,7 @@ import { Option } from '@commander-js/extra-typings';
 import type { ApiClient } from '../api/client.js';
 import type { DictionaryEntry } from '../ingest/leads/columns.js';
 import { defineCommand, defineGroup } from './command.js';
+import { count } from '../output/words.js';
 import { collect } from './parse.js';
 import type { CommandContext } from './context.js';
 import { NotFoundError, UsageError } from '../errors.js';
@@ -323,7 +324,7 @@ const exportLeadsCommand = defineCommand(
     );
     const unknownSeen = new Set<string>();
     const onEvent = (e: import('../jobs/leads-export.js').ExportEvent) => {
-      if (e.type === 'ids') progress.update(`Fetching ${e.total} leads…`);
+      if (e.type === 'ids') progress.update(`Fetching ${count(e.total, 'lead')}…`);
       else if (e.type === 'lead')
         progress.update(`Fetched ${e.done}/${e.total} leads${e.failed ? ` (${e.failed} failed)` : ''}`);
       else {
@@ -368,7 +369,7 @@ const exportLeadsCommand = defineCommand(
       columns: columns.length,
       elapsed_seconds: Math.round(seconds * 10) / 10,
     };
-    const { count, seconds: inWords } = await import('../output/words.js');
+    const { seconds: inWords } = await import('../output/words.js');
     const ofLeads = `${result.exported.toLocaleString('en-US')} of ${count(result.ids, 'lead')}`;
     if (opts.out === '-') {
       ctx.log.info(`${ofLeads} exported in ${inWords(seconds)}.`);

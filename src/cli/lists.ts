@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option, type OptionValues } from '@commander-js/extra-typings';
 import type { CommandContext } from './context.js';
 import { defineCommand, defineGroup } from './command.js';
+import { count } from '../output/words.js';
 import { addRunFileOptions, type RunFiles } from './run-files.js';
 import { environmentError, ExitCode, InputError, InterruptedError, UsageError, ValidationError } from '../errors.js';
 
@@ -85,7 +86,7 @@ async function uploadRun(ctx: CommandContext, opts: UploadOptions, files: RunFil
             ctx.log.info(`List ${id} ("${name}") from ${input === '-' ? 'stdin' : input}: ${what}`);
             await confirm(
               ctx.io,
-              `Replace every value of list ${id} ("${name}") with the ${values.toLocaleString('en-US')} value${values === 1 ? '' : 's'} of ${input === '-' ? 'stdin' : input}?`,
+              `Replace every value of list ${id} ("${name}") with the ${count(values, 'value')} of ${input === '-' ? 'stdin' : input}?`,
               { yes: opts.yes === true },
             );
             return changes;
@@ -116,7 +117,7 @@ async function uploadRun(ctx: CommandContext, opts: UploadOptions, files: RunFil
           } else if (event.type === 'rows') {
             progress.update(`Read ${event.rows.toLocaleString('en-US')} rows`);
           } else {
-            progress.update(`Uploading ${event.items.toLocaleString('en-US')} values`);
+            progress.update(`Uploading ${count(event.items, 'value')}`);
           }
         },
       },
@@ -233,7 +234,7 @@ const diff = defineCommand(
       await ctx.output.document(doc, () =>
         [
           `List ${id} against ${s.file}: ${n(changes.added)} added, ${n(changes.removed)} removed, ${n(changes.unchanged)} unchanged`,
-          `(last uploaded from here: ${n(known.count)} values, ${doc.last_upload.at})`,
+          `(last uploaded from here: ${count(known.count, 'value')}, ${doc.last_upload.at})`,
           ...(s.rejected
             ? [
                 `${n(s.rejected)} row${s.rejected === 1 ? ' of the file is' : 's of the file are'} invalid and would not be uploaded (lists update --validate-only lists them)`,
@@ -252,15 +253,14 @@ async function report(ctx: CommandContext, result: import('../jobs/list-upload.j
   const { printProblems, SUMMARY_COLUMNS } = await import('./views/list-report.js');
   const s = result.summary;
   const details = { summary: s, problems: result.problems, problem_count: result.problemCount };
-  const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
   const stored = result.outcome === 'uploaded' || result.outcome === 'validated';
   // Nothing was stored: the rejects file that could not be written is the error.
   if (result.rejectsFailure && !stored) throw result.rejectsFailure;
   switch (result.outcome) {
     case 'invalid':
-      await printProblems(ctx.io.stderr, result, `${s.file}: ${plural(result.problemCount, 'invalid row')}:`);
+      await printProblems(ctx.io.stderr, result, `${s.file}: ${count(result.problemCount, 'invalid row')}:`);
       throw new InputError(
-        `${plural(result.problemCount, 'invalid row')}${s.validate_only ? '' : '; nothing was uploaded'}`,
+        `${count(result.problemCount, 'invalid row')}${s.validate_only ? '' : '; nothing was uploaded'}`,
         { file: s.file },
         {
           hint: 'fix the rows listed, or add --skip-invalid to upload only the valid values (--rejects FILE lists every problem)',
@@ -269,7 +269,7 @@ async function report(ctx: CommandContext, result: import('../jobs/list-upload.j
       );
     case 'empty':
       throw new InputError(
-        `no valid values to upload (${plural(s.rows_read, 'row')} read: ${s.blank.toLocaleString('en-US')} blank, ${s.rejected.toLocaleString('en-US')} rejected)`,
+        `no valid values to upload (${count(s.rows_read, 'row')} read: ${s.blank.toLocaleString('en-US')} blank, ${s.rejected.toLocaleString('en-US')} rejected)`,
         { file: s.file },
         {
           hint:
@@ -286,7 +286,7 @@ async function report(ctx: CommandContext, result: import('../jobs/list-upload.j
         `The service refused the list (${result.serviceMessage ?? 'HTTP 422'}); rows of ${s.file}:`,
       );
       throw new ValidationError(
-        `the service refused the list with ${plural(result.problemCount, 'problem')}; nothing was stored`,
+        `the service refused the list with ${count(result.problemCount, 'problem')}; nothing was stored`,
         {},
         {
           hint: 'the rows above are numbered as in the input file',
@@ -296,13 +296,13 @@ async function report(ctx: CommandContext, result: import('../jobs/list-upload.j
     case 'validated':
     case 'uploaded':
       if (result.problemCount > 0) {
-        await printProblems(ctx.io.stderr, result, `${s.file}: ${plural(result.problemCount, 'invalid row')} skipped:`);
+        await printProblems(ctx.io.stderr, result, `${s.file}: ${count(result.problemCount, 'invalid row')} skipped:`);
       }
       await ctx.output.record(s, SUMMARY_COLUMNS, { json: s });
       if (result.outcome === 'uploaded') {
-        ctx.log.info(`Uploaded ${plural(s.uploaded, 'value')} to list ${s.list_id} ("${s.name}").`);
+        ctx.log.info(`Uploaded ${count(s.uploaded, 'value')} to list ${s.list_id} ("${s.name}").`);
       } else {
-        ctx.log.info(`Checked: ${plural(s.distinct, 'value')} would be uploaded; nothing was sent.`);
+        ctx.log.info(`Checked: ${count(s.distinct, 'value')} would be uploaded; nothing was sent.`);
       }
       if (result.rejectsFailure) {
         // The list is stored (the summary says what); the exit code says what failed.
