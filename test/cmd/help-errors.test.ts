@@ -165,7 +165,16 @@ describe('usage errors for scripts', () => {
     expect(JSON.parse(io.stderrText().trimEnd().split('\n').at(-1)!).error.message).toBe(
       'leadctl lists needs a command',
     );
-    expect(io.stderrText()).toContain('\nHint: add one of the commands above, e.g. `leadctl lists ls`\n');
+    expect(JSON.parse(io.stderrText().trimEnd().split('\n').at(-1)!).error.hint).toBe(
+      'add one of the commands above, e.g. `leadctl lists ls`',
+    );
+    // Written once: the JSON line, not also a Hint: line.
+    expect(io.stderrText()).not.toContain('\nHint: ');
+    const person = memoryIO({ tty: true });
+    expect(await main(['lists'], person)).toBe(2);
+    expect(person.stderrText()).toContain('Usage: leadctl lists');
+    expect(person.stderrText()).toContain('\nHint: add one of the commands above, e.g. `leadctl lists ls`\n');
+    expect(person.stderrText()).not.toContain('{"error"');
   });
 });
 

@@ -128,14 +128,26 @@ const commandCases: Array<[string, Case]> = [
 ];
 
 async function usageError(argv: string[]): Promise<{ hint: string; json?: { error: Record<string, unknown> } }> {
-  const io = memoryIO({ tty: false, env });
-  expect(await main(argv, io), `exit code of leadctl ${argv.join(' ')}`).toBe(2);
-  const lines = io.stderrText().trimEnd().split('\n');
-  const hints = lines.filter((l) => l.startsWith('Hint: '));
-  expect(hints, `stderr of leadctl ${argv.join(' ')}:\n${io.stderrText()}`).toHaveLength(1);
-  // Stdout piped and no format named: the JSON form follows on stderr (none with another -o).
-  const json = argv.includes('-o') ? undefined : JSON.parse(lines.at(-1)!);
-  return { hint: hints[0]!.slice('Hint: '.length), json };
+  const where = `stderr of leadctl ${argv.join(' ')}`;
+  // A person at a terminal: the error as text, with exactly one Hint: line.
+  const person = memoryIO({ tty: true, env });
+  expect(await main(argv, person), `exit code of leadctl ${argv.join(' ')}`).toBe(2);
+  const hints = person
+    .stderrText()
+    .split('\n')
+    .filter((l) => l.startsWith('Hint: '));
+  expect(hints, `${where}:\n${person.stderrText()}`).toHaveLength(1);
+  const hint = hints[0]!.slice('Hint: '.length);
+  if (argv.includes('-o')) return { hint };
+  // Piped, no format named (JSON implied): the error written once, as the JSON document, same hint.
+  const piped = memoryIO({ tty: false, env });
+  expect(await main(argv, piped)).toBe(2);
+  const lines = piped.stderrText().trimEnd().split('\n');
+  expect(
+    lines.filter((l) => l.startsWith('Hint: ') || l.startsWith('Error: ')),
+    where,
+  ).toEqual([]);
+  return { hint, json: JSON.parse(lines.at(-1)!) };
 }
 
 describe('every usage error says what to do (Hint:)', () => {
