@@ -20,8 +20,11 @@
  */
 import { createWriteStream, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { startStandIn } from './stand-in.mjs';
 
 const REF = 'csv-parse columns:true';
+// The shape the "what you would write instead" script reads (two files, as most LMSs export).
+const REFERENCE_SHAPE = 'two files, sorted';
 const VALIDATE_GOAL = '>= 1.0x';
 const PUSH_GOAL = '>= 0.8x (or ceiling -10%), RSS <= 250 MB';
 
@@ -74,6 +77,22 @@ async function pushToSandbox({ startSandbox, runCli }, cliArgs, cwd, env, sandbo
   }
   if (push.code !== 0) throw new Error(`push (${cliArgs.join(' ')}) exited ${push.code}: ${push.stderr.slice(-1000)}`);
   return { push, summary: JSON.parse(push.stdout), sandboxRss };
+}
+
+/**
+ * A full push to the zero-cost stand-in service (test/bench/stand-in.mjs, in this process): the
+ * client alone. `command` is the node arguments (leadctl's or the reference script's).
+ */
+async function pushToStandIn(runNode, nodeArgs, cwd, env) {
+  const standIn = await startStandIn({ configDir: env.LEADCTL_CONFIG_DIR });
+  try {
+    const push = await runNode(nodeArgs, { cwd, env: { ...env, ...standIn.env } });
+    if (push.code !== 0)
+      throw new Error(`push (${nodeArgs.join(' ')}) exited ${push.code}: ${push.stderr.slice(-1000)}`);
+    return { push, summary: JSON.parse(push.stdout), ...standIn.counts() };
+  } finally {
+    await standIn.stop();
+  }
 }
 
 /** Request bodies like the push's: `customers` customers of `loans`/`payments` records in all, 1000 per body. */
@@ -289,6 +308,47 @@ export async function run(context) {
     };
     pushes.push({ row, base });
     out.push(row);
+
+    log(`${shape.name}: customers batch to the zero-cost stand-in`);
+    const alone = await pushToStandIn(
+      runNode,
+      [context.bin, 'customers', 'batch', ...shape.args, '--mapping', mapping, '-o', 'json'],
+      shape.dir,
+      { ...env, LEADCTL_STATE_DIR: join(tmpDir, 'state-stand-in') },
+    );
+    out.push({
+      name: `${shape.name}: full push, zero-cost service`,
+      rows: shape.rows,
+      seconds: alone.push.seconds,
+      rowsPerSec: shape.rows / alone.push.seconds,
+      ratio: ratio(alone.push.seconds),
+      ratioTo: REF,
+      goal: PUSH_GOAL,
+      peakRssMb: alone.push.peakRssMb,
+      note: `the client alone: ${alone.requests - 1} batch requests, ${mb(alone.bodyBytes)} of bodies read and answered {}; ${(push.seconds / alone.push.seconds).toFixed(2)}x the speed of the push to the sandbox`,
+    });
+
+    if (shape.name === REFERENCE_SHAPE) {
+      log(`${shape.name}: what you would write instead (csv-parse + luxon + fetch) to the stand-in`);
+      const instead = await pushToStandIn(
+        runNode,
+        [join(root, 'test/bench/write-instead.mjs'), ...twoFiles, '--mapping', mapping],
+        shape.dir,
+        env,
+      );
+      if (instead.summary.payments !== counts.payments || instead.summary.loans !== counts.loans)
+        throw new Error(`write-instead.mjs sent ${JSON.stringify(instead.summary)} of ${records}`);
+      out.push({
+        name: `${shape.name}: what you would write instead, zero-cost service`,
+        rows: shape.rows,
+        seconds: instead.push.seconds,
+        rowsPerSec: shape.rows / instead.push.seconds,
+        ratio: ratio(instead.push.seconds),
+        ratioTo: REF,
+        peakRssMb: instead.push.peakRssMb,
+        note: `test/bench/write-instead.mjs (csv-parse columns:true + luxon + fetch, the same conversions, no checks): ${instead.summary.requests} requests, ${mb(instead.bodyBytes)} of bodies; leadctl's push to the same service was ${(instead.push.seconds / alone.push.seconds).toFixed(2)}x faster`,
+      });
+    }
   }
 
   // The sandbox's own ceiling: the same numbers of customers, loans and payments, in ready-made bodies.
