@@ -64,6 +64,7 @@ async function writeNdjson(file, generateCustomers, LOAN_COLUMNS, PAYMENT_COLUMN
 const bytesOf = (dir, files) => files.reduce((n, f) => n + statSync(join(dir, f)).size, 0);
 const mb = (bytes) => `${(bytes / 1e6).toFixed(0)} MB`;
 const count = (n) => n.toLocaleString('en-US');
+const cpu = (run) => (run.cpuSeconds === null ? '?' : `${run.cpuSeconds.toFixed(2)} s`);
 
 /** A full push to a fresh sandbox; returns the run, its summary and the sandbox's peak RSS. */
 async function pushToSandbox({ startSandbox, runCli }, cliArgs, cwd, env, sandboxArgs = []) {
@@ -325,7 +326,7 @@ export async function run(context) {
       ratioTo: REF,
       goal: PUSH_GOAL,
       peakRssMb: alone.push.peakRssMb,
-      note: `the client alone: ${alone.requests - 1} batch requests, ${mb(alone.bodyBytes)} of bodies read and answered {}; ${(push.seconds / alone.push.seconds).toFixed(2)}x the speed of the push to the sandbox`,
+      note: `the client alone: ${alone.requests - 1} batch requests, ${mb(alone.bodyBytes)} of bodies read and answered {}; ${(push.seconds / alone.push.seconds).toFixed(2)}x the speed of the push to the sandbox; client CPU ${cpu(alone.push)} (to the sandbox: ${cpu(push)})`,
     });
 
     if (shape.name === REFERENCE_SHAPE) {
@@ -346,7 +347,7 @@ export async function run(context) {
         ratio: ratio(instead.push.seconds),
         ratioTo: REF,
         peakRssMb: instead.push.peakRssMb,
-        note: `test/bench/write-instead.mjs (csv-parse columns:true + luxon + fetch, the same conversions, no checks): ${instead.summary.requests} requests, ${mb(instead.bodyBytes)} of bodies; leadctl's push to the same service was ${(instead.push.seconds / alone.push.seconds).toFixed(2)}x faster`,
+        note: `test/bench/write-instead.mjs (csv-parse columns:true + luxon + fetch, the same conversions, no checks): ${instead.summary.requests} requests, ${mb(instead.bodyBytes)} of bodies; leadctl's push to the same service was ${(instead.push.seconds / alone.push.seconds).toFixed(2)}x faster and used ${(instead.push.cpuSeconds / alone.push.cpuSeconds).toFixed(2)}x less CPU (${cpu(instead.push)} against ${cpu(alone.push)})`,
       });
     }
   }

@@ -41,7 +41,8 @@ const file = process.env.LEADCTL_BENCH_RSS_FILE;
 if (file) {
   delete process.env.LEADCTL_BENCH_RSS_FILE; // grandchildren must not overwrite it
   process.on('exit', () => {
-    try { require('node:fs').writeFileSync(file, String(process.resourceUsage().maxRSS)); } catch {}
+    const u = process.resourceUsage();
+    try { require('node:fs').writeFileSync(file, u.maxRSS + ' ' + (u.userCPUTime + u.systemCPUTime)); } catch {}
   });
 }
 `,
@@ -70,8 +71,11 @@ function runNode(nodeArgs, options = {}) {
     child.on('close', (code, signal) => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       let peakRssMb = null;
+      let cpuSeconds = null;
       try {
-        peakRssMb = Number(readFileSync(rssFile, 'utf8')) / 1024;
+        const [rssKib, cpuMicros] = readFileSync(rssFile, 'utf8').split(' ');
+        peakRssMb = Number(rssKib) / 1024;
+        cpuSeconds = Number(cpuMicros) / 1e6;
         rmSync(rssFile, { force: true });
       } catch {
         // killed before its exit hook ran
@@ -81,6 +85,7 @@ function runNode(nodeArgs, options = {}) {
         signal,
         seconds,
         peakRssMb,
+        cpuSeconds,
         stdout: Buffer.concat(out).toString('utf8'),
         stderr: Buffer.concat(err).toString('utf8'),
       });
@@ -143,7 +148,7 @@ function startSandbox(extraArgs = []) {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
           await exited;
           try {
-            return { peakRssMb: Number(readFileSync(rssFile, 'utf8')) / 1024 };
+            return { peakRssMb: Number(readFileSync(rssFile, 'utf8').split(' ')[0]) / 1024 };
           } catch {
             return { peakRssMb: null };
           }
