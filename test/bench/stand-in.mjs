@@ -39,6 +39,11 @@ export async function startStandIn({ configDir } = {}) {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
     });
   });
+  // No idle or request deadlines: a client that takes its time between two requests on a loaded
+  // machine must not find its kept-alive connection closed (a benchmark, not a hardened server).
+  server.keepAliveTimeout = 0;
+  server.requestTimeout = 0;
+  server.headersTimeout = 0;
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', resolve);
