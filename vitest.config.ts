@@ -1,11 +1,17 @@
 import { defineConfig } from 'vitest/config';
 
-// Pure in-process tests (no spawned binary, no process-wide state): their workers run file after
-// file without a fresh process and module graph each (about 2 s of start-up per file on a loaded
-// 2-core machine). A unit file that mocks a module (vi.mock) or changes process-wide state goes
-// in UNIT_ISOLATED instead.
-const UNIT = ['test/unit/**/*.test.ts', 'test/property/**/*.test.ts'];
-const UNIT_ISOLATED = ['test/unit/io/safe-file.test.ts'];
+// Tiers whose files leave no process-wide state behind: their workers run file after file without
+// a fresh process and module graph each (about 2 s of start-up per file on a loaded 2-core
+// machine; the unit tier took 2.5x less CPU). A file of those tiers that mocks a module (vi.mock) or
+// changes process-wide state for good goes in ISOLATED instead; every other tier ('process': e2e,
+// foreign, docs, browser) keeps a fresh worker per file. Measurements: docs/development.md.
+const SHARED = [
+  'test/unit/**/*.test.ts',
+  'test/property/**/*.test.ts',
+  'test/cmd/**/*.test.ts',
+  'test/contract/**/*.test.ts',
+];
+const ISOLATED = ['test/unit/io/safe-file.test.ts'];
 
 export default defineConfig({
   test: {
@@ -16,15 +22,15 @@ export default defineConfig({
     // e2e tests spawn the built binary and sandboxes; two cores, so keep parallelism modest.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT, exclude: UNIT_ISOLATED, isolate: false } },
-      { extends: true, test: { name: 'unit-isolated', include: UNIT_ISOLATED } },
+      { extends: true, test: { name: 'shared', include: SHARED, exclude: ISOLATED, isolate: false } },
+      { extends: true, test: { name: 'isolated', include: ISOLATED } },
       {
         extends: true,
         test: {
           name: 'process',
           include: ['test/**/*.test.ts'],
           // test/release/ builds the release archives and installs the npm tarball: `npm run test:release`.
-          exclude: [...UNIT, 'test/bench/**', 'test/release/**', 'node_modules/**'],
+          exclude: [...SHARED, 'test/bench/**', 'test/release/**', 'node_modules/**'],
         },
       },
     ],
