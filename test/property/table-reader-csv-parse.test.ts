@@ -132,8 +132,10 @@ function csvParse(text: string, delimiter: string): Outcome {
 describe('the table reader reads what csv-parse reads', () => {
   it('same rows, or both refuse, on 1,500 generated files', () => {
     let refused = 0;
+    let runs = 0;
     fc.assert(
       fc.property(file, (shape) => {
+        runs++;
         const text = compose(shape);
         const expected = csvParse(text, shape.delimiter);
         const got = tableReader(cutAt(text, shape.cuts), shape.delimiter);
@@ -148,7 +150,7 @@ describe('the table reader reads what csv-parse reads', () => {
       { seed, numRuns: 1500 },
     );
     // The generator must reach both sides of the comparison.
-    expect(refused).toBeGreaterThan(150);
-    expect(refused).toBeLessThan(750);
+    expect(refused).toBeGreaterThan(runs / 10);
+    expect(refused).toBeLessThan(runs / 2);
   });
 });

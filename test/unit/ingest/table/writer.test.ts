@@ -2,9 +2,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { TableReader } from '../../../../src/ingest/table/reader.js';
-import { checkOutputPath, CsvFile, csvCellText, csvLine } from '../../../../src/ingest/table/writer.js';
+import { checkOutputPath, CsvFile, CsvStream, csvCellText, csvLine } from '../../../../src/ingest/table/writer.js';
 import { isTemporaryOf } from '../../../../src/io/safe-file.js';
 
 const work = mkdtempSync(join(tmpdir(), 'leadctl-writer-'));
@@ -20,6 +21,17 @@ describe('the one CSV writer', () => {
     ['-12.5', '-12.5'],
     ['+3', '+3'],
     ['1e-5', '1e-5'],
+    ['-1.5E+12', '-1.5E+12'],
+    ['-2e10', '-2e10'],
+    ['+.25', '+.25'],
+    ['-7.', '-7.'],
+    ['-1e', "'-1e"],
+    ['-1e+', "'-1e+"],
+    ['-1x5', "'-1x5"],
+    ['-1.5e3x', "'-1.5e3x"],
+    ['-1ea', "'-1ea"],
+    ['-.', "'-."],
+    ['--5', "'--5"],
     ['plain', 'plain'],
   ])('neutralises formulas: %j becomes %j', (value, written) => {
     expect(csvCellText(value)).toBe(written);
@@ -28,6 +40,13 @@ describe('the one CSV writer', () => {
 
   it('writes numbers with their sign, booleans as words, objects as JSON, nothing for null', () => {
     expect(csvLine([-4, true, false, null, undefined, { a: 1 }])).toBe('-4,true,false,,,"{""a"":1}"\n');
+  });
+
+  it('writes a number as the number it is, even where its text would look like a formula', () => {
+    expect(csvCellText(-Infinity)).toBe('-Infinity');
+    expect(csvCellText(-12n)).toBe('-12');
+    expect(csvCellText(Number.NaN)).toBe('NaN');
+    expect(csvCellText('-Infinity')).toBe("'-Infinity");
   });
 
   it('no written cell starts with a formula character unless raw, and the reader reads back what was meant', () => {
@@ -91,5 +110,81 @@ describe('values quoted in messages', () => {
     expect(quoteValue('A'.repeat(20_000_000))).toBe(`"${'A'.repeat(60)}…" (20,000,000 chars)`);
     const refused = compileDateTimeParser(['M/d/yyyy'], resolveZone('UTC')!)('9'.repeat(100_000));
     expect(!refused.ok && refused.reason.length).toBeLessThan(200);
+  });
+
+  it('counts the rows written, creates nothing for no rows, and completes a never-opened file as nothing', () => {
+    const file = new CsvFile('counted.csv', work, ['a'], { what: 'the test file' });
+    file.writeRows([]);
+    expect(file.opened).toBe(false);
+    file.close();
+    expect(existsSync(join(work, 'counted.csv'))).toBe(false);
+    file.writeRows([['1'], ['2']]);
+    file.writeRows([['3']]);
+    expect(file.opened).toBe(true);
+    expect(file.count).toBe(3);
+    file.open();
+    file.close();
+    expect(readFileSync(join(work, 'counted.csv'), 'utf8')).toBe('a\n1\n2\n3\n');
+  });
+
+  it('a write that fails removes the file and keeps failing with the same error', () => {
+    const file = new CsvFile('/dev/full', work, ['a'], { what: 'the test file' });
+    let first: unknown;
+    try {
+      file.writeRows([['x'.repeat(70_000)]]);
+    } catch (err) {
+      first = err;
+    }
+    expect(first).toBeInstanceOf(Error);
+    expect(() => file.open()).toThrow(first as Error);
+    expect(file.opened).toBe(false);
+  });
+});
+
+describe('CSV rows onto a stream', () => {
+  const sink = (highWaterMark: number) => {
+    const chunks: string[] = [];
+    const out = new Writable({
+      highWaterMark,
+      write(chunk, _encoding, done) {
+        chunks.push(String(chunk));
+        setImmediate(done);
+      },
+    });
+    return { out, chunks };
+  };
+
+  it('writes the header once, before the first row, and waits for the stream to drain', async () => {
+    const { out, chunks } = sink(1);
+    const csv = new CsvStream(out, ['id', 'n']);
+    await csv.write(['a', 1]);
+    await csv.write(['=b', 2]);
+    await csv.end();
+    expect(chunks.join('')).toBe("id,n\na,1\n'=b,2\n");
+  });
+
+  it('still writes the header when no row came, and raw values when asked', async () => {
+    const { out, chunks } = sink(1024);
+    await new CsvStream(out, ['id']).end();
+    expect(chunks.join('')).toBe('id\n');
+    const raw = sink(1024);
+    const csv = new CsvStream(raw.out, ['v'], { raw: true });
+    await csv.write(['=1']);
+    await csv.end();
+    await csv.end();
+    expect(raw.chunks.join('')).toBe('v\n=1\n');
+  });
+
+  it('says why when the stream has failed, instead of waiting for a drain that never comes', async () => {
+    const out = new Writable({
+      write(_chunk, _encoding, done) {
+        done(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+      },
+    });
+    out.on('error', () => {});
+    const csv = new CsvStream(out, ['a']);
+    await csv.write(['1']).catch(() => {});
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(csv.write(['2'])).rejects.toThrow(/no space left/);
   });
 });
