@@ -1,5 +1,5 @@
-import { environmentError, ExitCode, LeadctlError } from '../errors.js';
-import { CsvFile, type CsvWriteOptions } from '../ingest/table/writer.js';
+import type { LeadctlError } from '../errors.js';
+import { CsvFile, type CsvWriteOptions, rejectsFileFailure } from '../ingest/table/writer.js';
 
 /** One problem of a list file, as written to the rejects file and shown to the operator. */
 export interface ListProblem {
@@ -82,13 +82,7 @@ export class ListRejectsWriter {
       write();
     } catch (err) {
       this.file.abort();
-      this.error =
-        err instanceof LeadctlError
-          ? err
-          : (environmentError(err, this.file.path, 'the rejects file') ??
-            new LeadctlError('unexpected', ExitCode.UNEXPECTED, `the rejects file ${this.file.path}: ${String(err)}`, {
-              cause: err,
-            }));
+      this.error = rejectsFileFailure(err, this.file.path);
     }
   }
 }

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
-import { UsageError } from '../../errors.js';
+import { environmentError, ExitCode, LeadctlError, UsageError } from '../../errors.js';
 import { SafeFile, targetKind, writeStreamSafely } from '../../io/safe-file.js';
 
 /**
@@ -152,6 +152,18 @@ export class CsvFile {
     this.file?.discard();
     this.file = undefined;
   }
+}
+
+/**
+ * What a failed write of a rejects file is reported as: the error itself when leadctl already
+ * named it, else the environment's account (a full disk, a read-only folder), else a bug.
+ */
+export function rejectsFileFailure(err: unknown, path: string): LeadctlError {
+  if (err instanceof LeadctlError) return err;
+  return (
+    environmentError(err, path, 'the rejects file') ??
+    new LeadctlError('unexpected', ExitCode.UNEXPECTED, `the rejects file ${path}: ${String(err)}`, { cause: err })
+  );
 }
 
 /** CSV rows onto a stream the caller owns (stdout, or a file from `exportToFile`), with back-pressure. */

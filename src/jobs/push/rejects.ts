@@ -1,5 +1,5 @@
-import { environmentError, ExitCode, LeadctlError } from '../../errors.js';
-import { CsvFile, type CsvWriteOptions } from '../../ingest/table/writer.js';
+import type { LeadctlError } from '../../errors.js';
+import { CsvFile, type CsvWriteOptions, rejectsFileFailure } from '../../ingest/table/writer.js';
 import type { Reject } from './validate.js';
 
 /**
@@ -165,13 +165,7 @@ export class RejectsWriter {
       write();
     } catch (err) {
       this.file.abort();
-      this.error =
-        err instanceof LeadctlError
-          ? err
-          : (environmentError(err, this.file.path, 'the rejects file') ??
-            new LeadctlError('unexpected', ExitCode.UNEXPECTED, `the rejects file ${this.file.path}: ${String(err)}`, {
-              cause: err,
-            }));
+      this.error = rejectsFileFailure(err, this.file.path);
       this.onFailure?.(this.error);
     }
   }
