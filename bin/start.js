@@ -14,7 +14,7 @@ process.stdout.on('error', (err) => {
   if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
   throw err;
 });
-const { main } = await import('../dist/cli/main.js');
+const { main } = await import('../dist/leadctl.js');
 const code = await main(args);
 process.exitCode = code;
 // A forgotten socket or timer must never keep a cron job hanging after its work is done.

@@ -237,7 +237,7 @@ async function main() {
     log('building dist/');
     npm(['run', 'build'], ROOT);
   }
-  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) fail('dist/ is not built: run npm run build');
+  if (!existsSync(join(ROOT, 'dist', 'leadctl.js'))) fail('dist/ is not built: run npm run build');
   mkdirSync(opts.out, { recursive: true });
   // release/ holds this run's archives only, so that its SHA256SUMS names every one of them.
   const isArchive = (n) => n.startsWith(`${name}-`) && n.endsWith('.tar.gz');

@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import type { IO, OutputStream, Signal } from '../io/io.js';
+import { packagePath } from '../version.js';
 import { DemoText } from '../output/demo-report.js';
 import type { DemoFile, DemoReport, DemoStepResult } from '../output/demo-report.js';
 import type { RunningSandbox } from '../sandbox/index.js';
@@ -33,7 +33,7 @@ export interface DemoOptions {
 
 const STEP_GRACE_MS = 3000;
 
-const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
+const FIXTURES = packagePath('fixtures/');
 
 /**
  * Starts a sandbox in this process with a throwaway store and config folder, runs each step's

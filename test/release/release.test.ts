@@ -111,7 +111,7 @@ describe('the release archives', () => {
     expect(check.code, check.stdout + check.stderr).toBe(0);
     const sums = readFileSync(join(top(arch), 'SHA256SUMS'), 'utf8');
     expect(sums.trim().split('\n').length).toBe(listing.filter((e) => !e.endsWith('/')).length - 1);
-    for (const file of ['bin/leadctl', 'bin/leadctl.js', 'node/bin/node', 'dist/cli/main.js', 'docs/install.md'])
+    for (const file of ['bin/leadctl', 'bin/leadctl.js', 'node/bin/node', 'dist/leadctl.js', 'docs/install.md'])
       expect(sums).toContain(`  ${file}\n`);
   });
 

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ExitCode } from '../../errors.js';
+import { packagePath } from '../../version.js';
 import { type CheckResult, fail, ok, skip, warn } from './check.js';
 
 /** The PATH cron gives a job (Vixie cron and cronie alike), unless the crontab sets another. */
@@ -27,8 +27,8 @@ export function checkRuntime(): CheckResult {
   );
 }
 
-/** This installation's bin/leadctl.js (from src/ or dist/, both three folders below the package). */
-export const LEADCTL_BIN = fileURLToPath(new URL('../../../bin/leadctl.js', import.meta.url));
+/** This installation's bin/leadctl.js. */
+export const LEADCTL_BIN = packagePath('bin/leadctl.js');
 
 /** The first executable file of that name in the folders of a PATH. */
 export function findOnPath(name: string, path: string): string | undefined {
