@@ -310,6 +310,54 @@ describe('loan performance', () => {
       expect(loan.body.data).toMatchObject({ loan_status: 'Current', loan_amount: 60_000, is_lead_loan: false });
     });
 
+    it('stores a loan with many payments as one by one would: every payment, repeats merged across chunks', async () => {
+      const before = await sb.stats();
+      // 70 payments: more than one multi-row statement's worth, with different field sets; P5 and P40 come again later.
+      const payments = Array.from({ length: 70 }, (_, i) =>
+        batchPayment(`P${i}`, i % 3 === 0 ? { interest: i, payment_status: undefined } : { fees: i }),
+      );
+      payments.push(
+        batchPayment('P5', { payment_amount: 7700, payment_status: undefined, payment_at: '2024-03-05T10:00:00Z' }),
+      );
+      payments.push(batchPayment('P40', { principal: 4000, fees: undefined }));
+      const res = await api.post('/api/v1/loan-performance/batches/customers', {
+        customers: [{ customer_id: 'M-1', loans: [batchLoan('M-1-L1', payments)] }],
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual({ accepted: { customers: 1, loans: 1, payments: 72 }, skipped: [] });
+      const after = await sb.stats();
+      expect(after.payments - before.payments).toBe(70);
+      const again = await api.post('/api/v1/loan-performance/batches/customers', {
+        customers: [
+          {
+            customer_id: 'M-1',
+            loans: [batchLoan('M-1-L1', [{ payment_id: 'P3', payment_amount: 1, payment_at: '2024-02-05T10:00:00Z' }])],
+          },
+        ],
+      });
+      expect(again.status).toBe(200);
+      const view = async (paymentId: string) =>
+        (
+          await api.post('/api/v1/loan-performance/customers/M-1/payments', {
+            loan_id: 'M-1-L1',
+            lead_id: 7,
+            payment_id: paymentId,
+            payment_type: 'Payment',
+          })
+        ).body.data;
+      expect(await view('P5')).toMatchObject({
+        payment_amount: 7700,
+        payment_status: 'Paid',
+        fees: 5,
+        interest: null,
+        payment_at: '2024-03-05T10:00:00Z',
+      });
+      expect(await view('P40')).toMatchObject({ principal: 4000, fees: 40, payment_status: 'Paid' });
+      expect(await view('P3')).toMatchObject({ payment_amount: 1, interest: 3, payment_status: null, fees: null });
+      expect(await view('P69')).toMatchObject({ payment_amount: 2500, interest: 69, payment_status: null });
+      expect((await sb.stats()).payments - before.payments).toBe(70);
+    });
+
     it('answers 422 and stores nothing for more than 1000 customers', async () => {
       const before = await sb.stats();
       const customers = Array.from({ length: 1001 }, (_, i) => ({

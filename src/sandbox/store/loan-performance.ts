@@ -35,6 +35,16 @@ export const PAYMENT_FIELDS = [
 
 type Row = Record<string, unknown>;
 
+/**
+ * A batch stores a loan's payments in multi-row INSERTs of at most this many rows. Binding values
+ * through better-sqlite3 is most of a payment's cost: one call per loan instead of per payment, the
+ * values passed as arguments rather than in an array, and no NULL bound for a field no payment of
+ * the chunk sent make a payment about 1.4x cheaper. Larger statements measured no better.
+ */
+const PAYMENT_ROWS = 32;
+/** Prepared multi-row payment statements kept (by field set and row count); a batch rarely needs more than a few. */
+const MAX_PAYMENT_STATEMENTS = 256;
+
 /** A loan as sent: loan_id, optional is_lead_loan, and any of LOAN_FIELDS. */
 export interface LoanInput extends Row {
   loan_id: string;
@@ -62,7 +72,8 @@ export class LoanPerformanceStore {
   private readonly upsertCustomerStmt: Statement;
   private readonly upsertLoanStmt: Statement;
   private readonly upsertPaymentStmt: Statement;
-  private readonly batchPaymentStmt: Statement;
+  private readonly batchPaymentStmts = new Map<number, Statement>();
+  private readonly batchPaymentValues: unknown[] = [];
   private readonly customerRef: Statement;
   private readonly loanRef: Statement;
   private readonly paymentRef: Statement;
@@ -97,8 +108,6 @@ export class LoanPerformanceStore {
          VALUES (?, ?, ${marks(PAYMENT_FIELDS.length)}, ?, ?)
          ON CONFLICT (loan_ref, payment_id) DO UPDATE SET ${keepUnlessSent(PAYMENT_FIELDS)}, updated_at = excluded.updated_at`;
     this.upsertPaymentStmt = db.prepare(`${upsertPayment} RETURNING id`).pluck();
-    // RETURNING costs about a third of the time of a payment upsert; a batch does not need the id.
-    this.batchPaymentStmt = db.prepare(upsertPayment);
     this.customerRef = db.prepare('SELECT id FROM customers WHERE account_id = ? AND customer_id = ?').pluck();
     this.loanRef = db.prepare('SELECT id FROM loans WHERE customer_ref = ? AND loan_id = ?').pluck();
     this.paymentRef = db.prepare('SELECT id FROM payments WHERE loan_ref = ? AND payment_id = ?').pluck();
@@ -153,20 +162,22 @@ export class LoanPerformanceStore {
   }
 
   /**
-   * Stores the accepted part of a batch in one transaction. One parameter array serves every
-   * loan and one every payment: better-sqlite3 copies what it binds, and a million short-lived
-   * arrays cost the collector more than the copying.
+   * Stores the accepted part of a batch in one transaction: a statement per customer and per
+   * loan, one per loan's payments. One parameter array serves every loan and one every payment
+   * chunk: better-sqlite3 copies what it binds, and a million short-lived arrays cost the
+   * collector more than the copying.
    */
   storeBatch(customers: BatchCustomerInput[], now: string): void {
     const loanParams: unknown[] = [];
-    const paymentParams: unknown[] = [];
     const store = this.db.transaction(() => {
       for (const customer of customers) {
         const ref = this.upsertCustomerStmt.get(this.accountId, customer.customer_id, now, now) as number;
         for (const loan of customer.loans) {
-          const loanRef = this.upsertLoanStmt.get(this.loanParams(ref, loan, now, loanParams)) as number;
-          for (const payment of loan.payments ?? [])
-            this.batchPaymentStmt.run(this.paymentParams(loanRef, payment, now, paymentParams));
+          const loanRef = this.upsertLoanStmt.get(...this.loanParams(ref, loan, now, loanParams)) as number;
+          const payments = loan.payments;
+          if (payments === undefined) continue;
+          for (let start = 0; start < payments.length; start += PAYMENT_ROWS)
+            this.storePayments(loanRef, payments, start, Math.min(payments.length, start + PAYMENT_ROWS), now);
         }
       }
     });
@@ -178,6 +189,51 @@ export class LoanPerformanceStore {
     } finally {
       this.db.pragma('foreign_keys = ON');
     }
+  }
+
+  /**
+   * Upserts payments[start..end) of one loan in one statement. A field none of them sent is left
+   * out of the statement: inserted as NULL, kept on update, as the one-row upsert's coalesce does.
+   * Rows of one INSERT are upserted in order, so a payment id repeated in the chunk takes the later
+   * fields, as when sent one by one.
+   */
+  private storePayments(loanRef: number, payments: PaymentInput[], start: number, end: number, now: string): void {
+    let sent = 0;
+    for (let p = start; p < end; p++) {
+      const payment = payments[p]!;
+      for (let f = 0; f < PAYMENT_FIELDS.length; f++) if (payment[PAYMENT_FIELDS[f]!] != null) sent |= 1 << f;
+    }
+    const values = this.batchPaymentValues;
+    let v = 0;
+    for (let p = start; p < end; p++) {
+      const payment = payments[p]!;
+      values[v++] = loanRef;
+      values[v++] = payment.payment_id;
+      for (let f = 0; f < PAYMENT_FIELDS.length; f++)
+        if ((sent & (1 << f)) !== 0) values[v++] = payment[PAYMENT_FIELDS[f]!] ?? null;
+      values[v++] = now;
+      values[v++] = now;
+    }
+    values.length = v;
+    this.batchPaymentStmt(sent, end - start).run(...values);
+  }
+
+  /** The multi-row payment upsert for the fields in `sent` (a bit per PAYMENT_FIELDS entry) and `rows` rows. */
+  private batchPaymentStmt(sent: number, rows: number): Statement {
+    const key = sent * (PAYMENT_ROWS + 1) + rows;
+    let stmt = this.batchPaymentStmts.get(key);
+    if (stmt === undefined) {
+      const fields = PAYMENT_FIELDS.filter((_, f) => (sent & (1 << f)) !== 0);
+      const row = `(${Array.from({ length: fields.length + 4 }, () => '?').join(', ')})`;
+      stmt = this.db.prepare(
+        `INSERT INTO payments (loan_ref, payment_id, ${fields.map((f) => `${f}, `).join('')}created_at, updated_at)
+         VALUES ${Array.from({ length: rows }, () => row).join(', ')}
+         ON CONFLICT (loan_ref, payment_id) DO UPDATE SET ${fields.map((f) => `${f} = coalesce(excluded.${f}, ${f}), `).join('')}updated_at = excluded.updated_at`,
+      );
+      if (this.batchPaymentStmts.size >= MAX_PAYMENT_STATEMENTS) this.batchPaymentStmts.clear();
+      this.batchPaymentStmts.set(key, stmt);
+    }
+    return stmt;
   }
 
   /** The loan upsert's parameters, written into `into` (a batch reuses one array for all its loans). */
@@ -193,7 +249,7 @@ export class LoanPerformanceStore {
     return into;
   }
 
-  /** The payment upsert's parameters, written into `into` (a batch reuses one array for all its payments). */
+  /** The one-payment upsert's parameters. */
   private paymentParams(loanRef: number, payment: PaymentInput, now: string, into: unknown[] = []): unknown[] {
     into[0] = loanRef;
     into[1] = payment.payment_id;
