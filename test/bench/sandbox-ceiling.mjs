@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 /**
  * The push benchmark's "sandbox alone" row by itself, for work on the sandbox's speed:
- * `node_modules/.bin/node test/bench/sandbox-ceiling.mjs [--customers 100000] [--cpu-prof] [--bin PATH]`
+ * `node_modules/.bin/node test/bench/sandbox-ceiling.mjs [--customers 100000] [--cpu-prof] [--bin PATH] [--file]`
  * (after `npm run build`). It counts the customers, loans and payments the push benchmark
  * generates (fixtures/lms/generate.mjs, seed 1, 10 payments a customer), posts ready-made bodies
  * of those numbers 4 at a time to a sandbox in its own process, and prints the time and rate.
- * With --cpu-prof the sandbox writes a CPU profile into the current folder.
+ * With --cpu-prof the sandbox writes a CPU profile into the current folder. With --file the sandbox
+ * keeps its store in a file (a fresh temp folder, removed after), as `leadctl sandbox start` does by
+ * default, instead of in memory.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateCustomers } from '../../fixtures/lms/generate.mjs';
 import { sandboxCeiling } from './push.bench.mjs';
@@ -16,6 +20,8 @@ import { sandboxCeiling } from './push.bench.mjs';
 const args = process.argv.slice(2);
 const customers = args.includes('--customers') ? Number(args[args.indexOf('--customers') + 1]) : 100_000;
 const nodeFlags = args.includes('--cpu-prof') ? ['--cpu-prof'] : [];
+const storeDir = args.includes('--file') ? mkdtempSync(join(tmpdir(), 'sandbox-ceiling-')) : undefined;
+const storeArgs = storeDir === undefined ? ['--memory'] : ['--data-dir', join(storeDir, 'store')];
 // --bin: another build's bin/leadctl.js, to measure before and after a change side by side.
 const BIN = args.includes('--bin')
   ? args[args.indexOf('--bin') + 1]
@@ -33,7 +39,7 @@ function startSandbox(extraArgs = []) {
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('LEADCTL_')) env[k] = v;
   const child = spawn(
     process.execPath,
-    [...nodeFlags, BIN, 'sandbox', 'start', '--port', '0', '--memory', '--output', 'json', ...extraArgs],
+    [...nodeFlags, BIN, 'sandbox', 'start', '--port', '0', ...storeArgs, '--output', 'json', ...extraArgs],
     { env, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -83,10 +89,12 @@ const result = await sandboxCeiling(async (extraArgs) => {
       return sandbox.stop();
     },
   };
-}, counts);
+}, counts).finally(() => {
+  if (storeDir !== undefined) rmSync(storeDir, { recursive: true, force: true });
+});
 const rate = (n) => Math.round(n / result.seconds).toLocaleString('en-US');
 process.stdout.write(
-  `sandbox alone: ${counts.customers.toLocaleString('en-US')} customers, ${counts.loans.toLocaleString('en-US')} loans, ` +
+  `sandbox alone${storeDir === undefined ? '' : ' (file store)'}: ${counts.customers.toLocaleString('en-US')} customers, ${counts.loans.toLocaleString('en-US')} loans, ` +
     `${counts.payments.toLocaleString('en-US')} payments in ${result.requests} bodies: ${result.seconds.toFixed(2)} s ` +
     `(${rate(counts.payments)} payments/s, ${((result.seconds / counts.payments) * 1e6).toFixed(2)} µs a payment)` +
     (cpu === null
