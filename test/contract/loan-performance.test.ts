@@ -358,6 +358,33 @@ describe('loan performance', () => {
       expect((await sb.stats()).payments - before.payments).toBe(70);
     });
 
+    it('stores payments of every field set and count: more statements than the sandbox keeps prepared', async () => {
+      const before = await sb.stats();
+      const optional = ['fees', 'interest', 'principal', 'payment_type'] as const;
+      // 16 field sets x 1..32 payments a loan = 512 statement shapes.
+      const customers = Array.from({ length: 512 }, (_, i) => {
+        const extra = Object.fromEntries(
+          optional
+            .filter((_, f) => (Math.floor(i / 32) & (1 << f)) !== 0)
+            .map((f) => [f, f === 'payment_type' ? 'Payment' : i]),
+        );
+        const payments = Array.from({ length: (i % 32) + 1 }, (_, p) => batchPayment(`P${p}`, extra));
+        return { customer_id: `S-${i}`, loans: [batchLoan(`S-${i}-L1`, payments)] };
+      });
+      const res = await api.post('/api/v1/loan-performance/batches/customers', { customers });
+      expect(res.status).toBe(200);
+      expect(res.body.data.accepted).toEqual({ customers: 512, loans: 512, payments: 16 * 528 });
+      expect((await sb.stats()).payments - before.payments).toBe(16 * 528);
+      const payment = await api.post('/api/v1/loan-performance/customers/S-511/payments', {
+        loan_id: 'S-511-L1',
+        lead_id: 7,
+        payment_id: 'P31',
+        payment_status: 'Returned',
+      });
+      expect(payment.status).toBe(200);
+      expect(payment.body.data).toMatchObject({ fees: 511, interest: 511, principal: 511, payment_type: 'Payment' });
+    });
+
     it('answers 422 and stores nothing for more than 1000 customers', async () => {
       const before = await sb.stats();
       const customers = Array.from({ length: 1001 }, (_, i) => ({
