@@ -129,6 +129,13 @@ export function inspectRow(plan: CsvPlan, cells: readonly string[]): InspectedRo
   return { ok: true, customerId, loanId, paymentId, hasPayment };
 }
 
+/** The columns a plan reads a loan from (empty for a payments file). */
+export function loanColumnIndices(plan: CsvPlan): number[] {
+  const reader = plan.loanReader;
+  if (!reader) return [];
+  return [...reader.fields].map((f) => reader.columnIndex(f)).filter((i) => i >= 0);
+}
+
 export function readLoan(
   plan: CsvPlan,
   cells: readonly string[],
@@ -231,8 +238,7 @@ export async function stageCsv(input: InputSource, role: CsvRole, options: Stage
 
   const header = (cells: string[]) => {
     plan = planCsv(input.name, role, mapping, cells);
-    if (plan.loanReader)
-      loanColumns = [...plan.loanReader.fields].map((f) => plan.loanReader!.columnIndex(f)).filter((i) => i >= 0);
+    loanColumns = loanColumnIndices(plan);
   };
 
   const row = (cells: string[], rowNumber: number) => {

@@ -33,6 +33,21 @@ export interface Duplicate extends Origin {
   winner: Origin;
 }
 
+/**
+ * A customer's rows as read, before any conversion (streamed CSV only), for a first look by the
+ * record of what was sent: equal raw rows under the same mapping give the same payload.
+ */
+export interface RawCustomer {
+  customerId: string;
+  /** What the cells mean besides themselves: the files' roles and headers (the same for every customer of a run). */
+  context: string;
+  /** The rows' cells in a canonical order, as JSON (see stream.ts); held in memory only, never stored or shown. */
+  text(): string;
+  /** Loans and payments the rows hold (what the customer counts when it is unchanged: it was clean when recorded). */
+  loans: number;
+  payments: number;
+}
+
 export interface CustomerGroup {
   customerId: string;
   /** Where the customer was first seen (for customer-level messages). */
@@ -42,6 +57,13 @@ export interface CustomerGroup {
   loans: GroupLoan[];
   orphans: { loanId: string; payments: GroupPayment[] }[];
   duplicates: Duplicate[];
+  /** The customer's raw rows, when the reader was asked for them. */
+  raw?: RawCustomer;
+  /**
+   * Set when the reader was told the raw rows are those recorded as sent: nothing was converted,
+   * `loans` and `orphans` are empty, and these are the customer's counts.
+   */
+  unchanged?: { loans: number; payments: number };
 }
 
 function record(row: StagedRow): SourceRecord {

@@ -1,6 +1,14 @@
 import type { Hash } from 'node:crypto';
-import { inspectRow, planCsv, readLoan, readPayment, type CsvPlan, type InspectedRow } from './csv.js';
-import type { CustomerGroup, Duplicate, GroupLoan, GroupPayment } from './groups.js';
+import {
+  inspectRow,
+  loanColumnIndices,
+  planCsv,
+  readLoan,
+  readPayment,
+  type CsvPlan,
+  type InspectedRow,
+} from './csv.js';
+import type { CustomerGroup, Duplicate, GroupLoan, GroupPayment, RawCustomer } from './groups.js';
 import { csvRecordBatches, type ProblemSink } from './rows.js';
 import { csvDelimiter, type Mapping } from '../mapping/mapping.js';
 import type { InputSource } from '../sources.js';
@@ -12,6 +20,14 @@ import { compareIds } from './staging.js';
  * come out exactly as the staging would give them (same order, same last-wins, same duplicates),
  * so chunks, and therefore `--resume`, are the same either way. A row of a customer that sorts
  * before the previous one proves the file unsorted: NotSortedError, and the caller stages instead.
+ *
+ * A customer's rows are converted only once the customer is complete, so that a run keeping the
+ * record of what was sent can first compare its raw rows with those recorded (`unchanged`) and
+ * skip the conversion and the checks of a customer that did not change. The raw rows are the
+ * cells of the customer's readable rows, sorted by loan id and payment id (stable: rows with equal
+ * ids keep their file order), as JSON, which no cell can break: a customer whose rows come in
+ * another order inside the file reads the same, whatever the line endings or quoting. Rows refused
+ * as they are read (wrong width, no ids) are not part of it: they are refused either way.
  */
 
 export class NotSortedError extends Error {
@@ -33,22 +49,57 @@ export interface StreamOptions {
   problems: ProblemSink;
   hash?: Hash;
   onRows?: (rows: number) => void;
+  /**
+   * Given (a run that keeps the record of what was sent), each group carries its customer's raw
+   * rows (`raw`), and this is asked with them before anything is converted: true when they are
+   * rows recorded as sent, and the customer is then yielded with its counts only (`unchanged`).
+   */
+  unchanged?: (raw: RawCustomer) => boolean;
 }
 
 interface PendingPayment extends GroupPayment {
   seq: number;
 }
 
+/** A payment row as read, converted only when its customer is (see above). */
+interface PaymentRow {
+  paymentId: string;
+  src: number;
+  row: number;
+  cells: string[];
+  seq: number;
+}
+
+/** A readable row of a file with a row per payment (a loan row, with or without a payment). */
+interface ReadRow {
+  loanId: string;
+  paymentId: string;
+  cells: string[];
+  row: number;
+}
+
 interface PendingCustomer {
   customerId: string;
   /** Last row of each loan (the one that wins), with its cells, converted only at the end. */
-  loans: Map<string, { cells: string[]; row: number }>;
-  payments: Map<string, PendingPayment[]>;
+  loans: Map<string, ReadRow>;
+  payments: Map<string, PaymentRow[]>;
+  /** Every readable row, in file order: kept only when raw rows are asked for. */
+  rows: ReadRow[] | undefined;
+  paymentRows: number;
+}
+
+/** How raw rows are described and judged, worked out once from the header(s). */
+interface RawLook {
+  context: string;
+  unchanged: (raw: RawCustomer) => boolean;
+  /** Columns a loan is read from (file with a row per payment). */
+  loanColumns: number[];
 }
 
 export async function* streamGroups(input: InputSource, options: StreamOptions): AsyncGenerator<CustomerGroup, number> {
   const { src, problems } = options;
   let plan: CsvPlan | undefined;
+  let look: RawLook | undefined;
   let current: PendingCustomer | undefined;
   let seq = 0;
   let rows = 0;
@@ -56,6 +107,12 @@ export async function* streamGroups(input: InputSource, options: StreamOptions):
     for (const { cells, row } of batch) {
       if (row === 1 && plan === undefined) {
         plan = planCsv(input.name, 'rows', options.mapping, cells);
+        if (options.unchanged)
+          look = {
+            context: `rows\n${JSON.stringify(cells)}`,
+            unchanged: options.unchanged,
+            loanColumns: loanColumnIndices(plan),
+          };
         continue;
       }
       rows++;
@@ -70,37 +127,111 @@ export async function* streamGroups(input: InputSource, options: StreamOptions):
         if (current !== undefined) {
           if (compareIds(customerId, current.customerId) < 0)
             throw new NotSortedError(row, customerId, current.customerId);
-          yield finish(plan!, current, src);
+          yield finish(plan!, current, src, look);
         }
-        current = { customerId, loans: new Map(), payments: new Map() };
+        current = {
+          customerId,
+          loans: new Map(),
+          payments: new Map(),
+          rows: look ? [] : undefined,
+          paymentRows: 0,
+        };
       }
-      current.loans.set(loanId, { cells, row });
+      const read: ReadRow = { loanId, paymentId, cells, row };
+      current.loans.set(loanId, read);
+      current.rows?.push(read);
       if (!inspected.hasPayment) continue;
-      const { fields, errors } = readPayment(plan!, cells);
+      current.paymentRows++;
       let list = current.payments.get(loanId);
       if (!list) current.payments.set(loanId, (list = []));
-      list.push({ paymentId, src, row, fields, errors, seq: seq++ });
+      list.push({ paymentId, src, row, cells, seq: seq++ });
     }
   }
-  if (current !== undefined) yield finish(plan!, current, src);
+  if (current !== undefined) yield finish(plan!, current, src, look);
   return rows;
 }
 
 /** The customer as the staging would give it: loans by id, payments by id, the last of equal ids winning. */
-function finish(plan: CsvPlan, pending: PendingCustomer, src: number): CustomerGroup {
+function finish(plan: CsvPlan, pending: PendingCustomer, src: number, look: RawLook | undefined): CustomerGroup {
   const customerId = pending.customerId;
-  const duplicates: Duplicate[] = [];
   const loanIds = [...pending.loans.keys()].sort(compareIds);
-  const loans: GroupLoan[] = [];
   let first: { src: number; row: number } | undefined;
+  for (const loanId of loanIds) {
+    const { row } = pending.loans.get(loanId)!;
+    if (first === undefined || row < first.row) first = { src, row };
+  }
+  const origin = first ?? { src, row: 0 };
+  let raw: RawCustomer | undefined;
+  if (look) {
+    raw = {
+      customerId,
+      context: look.context,
+      text: once(() => rowsText(pending, look.loanColumns)),
+      loans: pending.loans.size,
+      payments: pending.paymentRows,
+    };
+    if (look.unchanged(raw)) return unchangedGroup(raw, origin);
+  }
+  const duplicates: Duplicate[] = [];
+  const loans: GroupLoan[] = [];
   for (const loanId of loanIds) {
     const { cells, row } = pending.loans.get(loanId)!;
     const { fields, errors } = readLoan(plan, cells);
-    const payments = winners(customerId, loanId, pending.payments.get(loanId) ?? [], duplicates);
+    const payments = winners(customerId, loanId, converted(plan, pending.payments.get(loanId) ?? []), duplicates);
     loans.push({ loanId, src, row, fields, errors, payments });
-    if (first === undefined || row < first.row) first = { src, row };
   }
-  return { customerId, origin: first ?? { src, row: 0 }, errors: [], loans, orphans: [], duplicates };
+  return { customerId, origin, errors: [], loans, orphans: [], duplicates, ...(raw ? { raw } : {}) };
+}
+
+function converted(plan: CsvPlan, rows: PaymentRow[]): PendingPayment[] {
+  return rows.map(({ paymentId, src, row, cells, seq }) => ({ paymentId, src, row, seq, ...readPayment(plan, cells) }));
+}
+
+function unchangedGroup(raw: RawCustomer, origin: { src: number; row: number }): CustomerGroup {
+  return {
+    customerId: raw.customerId,
+    origin,
+    errors: [],
+    loans: [],
+    orphans: [],
+    duplicates: [],
+    raw,
+    unchanged: { loans: raw.loans, payments: raw.payments },
+  };
+}
+
+function once(make: () => string): () => string {
+  let text: string | undefined;
+  return () => (text ??= make());
+}
+
+const byIds = (a: { loanId: string; paymentId: string }, b: { loanId: string; paymentId: string }) =>
+  compareIds(a.loanId, b.loanId) || compareIds(a.paymentId, b.paymentId);
+
+/**
+ * A file with a row per payment: its rows in canonical order, and for each loan which values of
+ * its columns win (those of its last row in the file), named by the first sorted row of the loan
+ * that has them. Where a loan's columns are the same on all its rows (the usual case) the row
+ * order changes nothing; where they differ, the winning values are part of the raw rows.
+ */
+function rowsText(pending: PendingCustomer, loanColumns: readonly number[]): string {
+  const rows = pending.rows!.slice().sort(byIds);
+  const winners: number[] = [];
+  for (let i = 0; i < rows.length; ) {
+    const loanId = rows[i]!.loanId;
+    const winner = pending.loans.get(loanId)!.cells;
+    let at = -1;
+    for (; i < rows.length && rows[i]!.loanId === loanId; i++)
+      if (at < 0 && sameCells(rows[i]!.cells, winner, loanColumns)) at = i;
+    winners.push(at);
+  }
+  return JSON.stringify([rows.map((r) => r.cells), winners]);
+}
+
+function sameCells(a: readonly string[], b: readonly string[], columns: readonly number[]): boolean {
+  if (a === b) return true;
+  for (let i = 0; i < columns.length; i++) if (a[columns[i]!] !== b[columns[i]!]) return false;
+  return true;
 }
 
 /** A CSV file's rows that can be read (others go to `problems` as they are met), one at a time. */
@@ -108,6 +239,8 @@ class RowCursor {
   private batch: { cells: string[]; row: number }[] = [];
   private index = 0;
   private plan: CsvPlan | undefined;
+  /** The header's cells, once read. */
+  header: string[] | undefined;
   private head: (InspectedOk & { cells: string[]; row: number }) | undefined;
   private ended = false;
   rows = 0;
@@ -141,6 +274,7 @@ class RowCursor {
       const { cells, row } = this.batch[this.index++]!;
       if (row === 1 && this.plan === undefined) {
         this.plan = planCsv(this.input.name, this.role, this.options.mapping, cells);
+        this.header = cells;
         continue;
       }
       this.rows++;
@@ -197,6 +331,7 @@ export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<C
   const payments = cursor(options.payments, 'payments');
   let previous: string | undefined;
   let seq = 0;
+  let context: string | undefined;
   try {
     while (true) {
       const l = await loans.peek();
@@ -227,15 +362,26 @@ export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<C
         list.push({ cells: r.cells, row: r.row });
         loans.take();
       }
-      const paymentRows = new Map<string, PendingPayment[]>();
+      const paymentRows = new Map<string, PaymentRow[]>();
       for (let r = p; r !== undefined && r.customerId === customerId; r = await payments.peek()) {
-        const { fields, errors } = readPayment(payments.csvPlan, r.cells);
         let list = paymentRows.get(r.loanId);
         if (!list) paymentRows.set(r.loanId, (list = []));
-        list.push({ paymentId: r.paymentId, src: payments.src, row: r.row, fields, errors, seq: seq++ });
+        list.push({ paymentId: r.paymentId, src: payments.src, row: r.row, cells: r.cells, seq: seq++ });
         payments.take();
       }
-      yield assemble(customerId, loanRows, paymentRows, loans);
+      let raw: RawCustomer | undefined;
+      if (options.unchanged) {
+        context ??= `loans+payments\n${JSON.stringify(loans.header ?? null)}\n${JSON.stringify(payments.header ?? null)}`;
+        raw = twoFileRaw(customerId, context, loanRows, paymentRows);
+        if (options.unchanged(raw)) {
+          const at = l !== undefined && l.customerId === customerId ? l : p!;
+          yield unchangedGroup(raw, { src: at === l ? loans.src : payments.src, row: at.row });
+          continue;
+        }
+      }
+      const group = assemble(customerId, loanRows, paymentRows, loans, payments);
+      if (raw) group.raw = raw;
+      yield group;
     }
   } finally {
     await loans.close();
@@ -244,11 +390,40 @@ export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<C
   return rows;
 }
 
+/** Two files: the customer's loan rows, then its payment rows, each in canonical order (see above). */
+function twoFileRaw(
+  customerId: string,
+  context: string,
+  loanRows: Map<string, { cells: string[]; row: number }[]>,
+  paymentRows: Map<string, PaymentRow[]>,
+): RawCustomer {
+  let payments = 0;
+  for (const list of paymentRows.values()) payments += list.length;
+  return {
+    customerId,
+    context,
+    loans: loanRows.size,
+    payments,
+    text: once(() => {
+      const loans = [...loanRows.keys()].sort(compareIds).flatMap((id) => loanRows.get(id)!.map((r) => r.cells));
+      const paid = [...paymentRows.keys()].sort(compareIds).flatMap((id) =>
+        paymentRows
+          .get(id)!
+          .slice()
+          .sort((a, b) => compareIds(a.paymentId, b.paymentId))
+          .map((r) => r.cells),
+      );
+      return JSON.stringify([loans, paid]);
+    }),
+  };
+}
+
 function assemble(
   customerId: string,
   loanRows: Map<string, { cells: string[]; row: number }[]>,
-  paymentRows: Map<string, PendingPayment[]>,
+  paymentRows: Map<string, PaymentRow[]>,
   loansFile: RowCursor,
+  paymentsFile: RowCursor,
 ): CustomerGroup {
   const loanIds = [...new Set([...loanRows.keys(), ...paymentRows.keys()])].sort(compareIds);
   const loanDuplicates: Duplicate[] = [];
@@ -260,7 +435,12 @@ function assemble(
     if (first === undefined || src < first.src || (src === first.src && row < first.row)) first = { src, row };
   };
   for (const loanId of loanIds) {
-    const payments = winners(customerId, loanId, paymentRows.get(loanId) ?? [], paymentDuplicates);
+    const payments = winners(
+      customerId,
+      loanId,
+      converted(paymentsFile.csvPlan, paymentRows.get(loanId) ?? []),
+      paymentDuplicates,
+    );
     const rows = loanRows.get(loanId);
     if (rows === undefined) {
       orphans.push({ loanId, payments });

@@ -1,5 +1,9 @@
+import { createHash } from 'node:crypto';
+import type { RawCustomer } from '../../ingest/lms/groups.js';
+import type { Mapping } from '../../ingest/mapping/mapping.js';
+import { packageVersion } from '../../version.js';
 import type { SentPayload } from '../push/validate.js';
-import type { CustomerDigest, DeltaRecord } from './record.js';
+import type { CustomerDigest, DeltaRecord, RememberedCustomer } from './record.js';
 
 /**
  * `customers batch --changed-only` and `--full`: which customers of an export to send, judged
@@ -9,12 +13,24 @@ import type { CustomerDigest, DeltaRecord } from './record.js';
  * when it was last sent more than `maxAge` before the run began (so the service converges even
  * if it lost something), or when this same run (an interrupted one, now resumed) recorded it:
  * that keeps the set sent, and so the chunks, the same across `--resume`.
+ *
+ * The first look is at the raw rows (a sorted CSV export, streamed): a customer sent before with
+ * nothing refused is recorded with a keyed digest of its raw rows, of what gives them meaning (the
+ * files' headers, the mapping, leadctl's version and conversion rules, the time zone data) and of
+ * the payload digest it was sent with. When a later run reads the same raw rows for a customer
+ * whose record still holds that payload, recent enough and not this run's, the customer is
+ * `unchanged` without conversion or checks (it would convert to the same payload, and its checks
+ * would refuse nothing, as before). Anything else takes the full path above.
  */
 
 export type DeltaMode = 'changed-only' | 'full';
 
 export const DEFAULT_MAX_AGE_DAYS = 30;
 const DAY_MS = 24 * 3600 * 1000;
+/** Bump when conversion or checks change what a row gives (beyond a version bump): raw digests recorded before then match nothing. */
+const RAW_RULES = 1;
+/** Raw digests learnt for customers found unchanged by their payload, written in batches of this many. */
+const RAW_BATCH = 1024;
 
 /**
  * The payload in a form that row order does not change: loans, and each loan's payments, as
@@ -37,6 +53,10 @@ export interface CustomerDeltaOptions {
 export class CustomerDelta {
   private run = '';
   private reference = 0;
+  /** What gives raw rows their meaning besides the files' headers; empty until the mapping is known. */
+  private rules = '';
+  private readonly contexts = new Map<string, string>();
+  private rawLearnt: CustomerDigest[] = [];
 
   constructor(
     readonly record: DeltaRecord,
@@ -49,11 +69,37 @@ export class CustomerDelta {
     this.reference = referenceMs;
   }
 
-  digestOf(customerId: string, payload: SentPayload): CustomerDigest {
-    return {
+  /** The run's mapping: raw rows read under another mapping (or leadctl) match nothing recorded. */
+  useMapping(mapping: Pick<Mapping, 'spec' | 'identity'>): void {
+    this.rules = JSON.stringify({
+      leadctl: packageVersion(),
+      rules: RAW_RULES,
+      icu: process.versions.icu ?? null,
+      tz: process.versions.tz ?? null,
+      identity: mapping.identity === true,
+      mapping: mapping.spec,
+    });
+    this.contexts.clear();
+  }
+
+  digestOf(customerId: string, payload: SentPayload, raw?: RawCustomer): CustomerDigest {
+    const digest: CustomerDigest = {
       id: this.record.digest('customer', customerId),
       payload: this.record.digest('payload', canonicalPayload(customerId, payload)),
     };
+    if (raw && this.rules) digest.raw = this.rawDigest(raw, digest.payload);
+    return digest;
+  }
+
+  /**
+   * The first look (see above): true when the customer's raw rows are those recorded with the
+   * payload the record holds for it, and that record is one `shouldSend` would leave alone.
+   */
+  unchangedRaw(raw: RawCustomer): boolean {
+    if (this.options.mode === 'full' || !this.rules) return false;
+    const known = this.record.customer(this.record.digest('customer', raw.customerId));
+    if (!known?.raw || this.mustResend(known)) return false;
+    return known.raw.equals(this.rawDigest(raw, known.payload));
   }
 
   /** Whether to send: always with `--full`; with `--changed-only`, when new, changed, old or this run's. */
@@ -62,8 +108,44 @@ export class CustomerDelta {
     const known = this.record.customer(customer.id);
     if (!known) return true;
     if (!known.payload.equals(customer.payload)) return true;
-    if (known.run === this.run) return true;
-    return known.sentAt < this.reference - this.options.maxAgeDays * DAY_MS;
+    if (this.mustResend(known)) return true;
+    // Unchanged, from rows other than those recorded: their digest spares the next run the work.
+    if (customer.raw && !known.raw?.equals(customer.raw) && this.run !== CHECK_ONLY) this.learnRaw(customer);
+    return false;
+  }
+
+  private mustResend(known: RememberedCustomer): boolean {
+    return known.run === this.run || known.sentAt < this.reference - this.options.maxAgeDays * DAY_MS;
+  }
+
+  /**
+   * The keyed digest of raw rows, bound to the payload digest they were sent (or found unchanged)
+   * with: a record whose payload was since replaced (by a version that kept no raw digests) makes
+   * it match nothing.
+   */
+  private rawDigest(raw: RawCustomer, payload: Buffer): Buffer {
+    let context = this.contexts.get(raw.context);
+    if (context === undefined) {
+      context = createHash('sha256').update(`${this.rules}\n${raw.context}`).digest('hex');
+      this.contexts.set(raw.context, context);
+    }
+    return this.record.digest('raw', `${context}\0${payload.toString('hex')}\0${raw.text()}`);
+  }
+
+  private learnRaw(customer: CustomerDigest): void {
+    this.rawLearnt.push(customer);
+    if (this.rawLearnt.length >= RAW_BATCH) this.flushRaw();
+  }
+
+  /** Writes the raw digests learnt so far (the pass calls it at its end). */
+  flushRaw(): void {
+    const learnt = this.rawLearnt;
+    this.rawLearnt = [];
+    try {
+      this.record.recordRaw(learnt);
+    } catch {
+      // A raw digest only spares the next run some work: one that cannot be kept (a full disk) changes nothing sent.
+    }
   }
 
   /** Acknowledged customers are remembered; refused or skipped ones forgotten (sent next time). */
@@ -75,3 +157,6 @@ export class CustomerDelta {
     this.record.close();
   }
 }
+
+/** The name `beginRunDelta` gives a run without a journal (a check-only run): it records nothing. */
+export const CHECK_ONLY = 'check-only';

@@ -90,10 +90,13 @@ export function forgetProfile(stateDir: string, configDir: string, profile: stri
 export function createSchema(db: Database.Database): Database.Database {
   db.exec(`
     CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
-    CREATE TABLE IF NOT EXISTS customers (id BLOB PRIMARY KEY, payload BLOB NOT NULL, sent_at INTEGER NOT NULL, run TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS customers (id BLOB PRIMARY KEY, payload BLOB NOT NULL, sent_at INTEGER NOT NULL, run TEXT NOT NULL, raw BLOB) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS lists (list_id INTEGER PRIMARY KEY, type TEXT NOT NULL, count INTEGER NOT NULL, uploaded_at INTEGER NOT NULL);
     CREATE TABLE IF NOT EXISTS list_values (list_id INTEGER NOT NULL, value BLOB NOT NULL, PRIMARY KEY (list_id, value)) WITHOUT ROWID;
   `);
+  // A record made before raw digests were kept gains the column, empty: its customers take the full path until sent again.
+  const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('customers') as string[];
+  if (!columns.includes('raw')) db.exec('ALTER TABLE customers ADD COLUMN raw BLOB');
   return db;
 }
 

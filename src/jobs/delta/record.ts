@@ -48,21 +48,28 @@ const SCHEMA_VERSION = '1';
 const READS_PER_TRANSACTION = 4096;
 const READ_TRANSACTION_MS = 50;
 
-/** A customer as the record knows it: keyed digests of its id and of its payload. */
+/**
+ * A customer as the record knows it: keyed digests of its id, of its payload and (when it was read
+ * from raw rows and had nothing refused) of those rows, bound to the payload (see customers.ts).
+ */
 export interface CustomerDigest {
   id: Buffer;
   payload: Buffer;
+  raw?: Buffer;
 }
 
 export interface RememberedCustomer {
   payload: Buffer;
+  /** Null when none was recorded (a record from before they were kept, or input without raw rows). */
+  raw: Buffer | null;
   sentAt: number;
   run: string;
 }
 
 type Statements = {
-  getCustomer: Database.Statement<[Buffer], { payload: Buffer; sent_at: number; run: string }>;
-  putCustomer: Database.Statement<[Buffer, Buffer, number, string]>;
+  getCustomer: Database.Statement<[Buffer], { payload: Buffer; raw: Buffer | null; sent_at: number; run: string }>;
+  putCustomer: Database.Statement<[Buffer, Buffer, Buffer | null, number, string]>;
+  setRaw: Database.Statement<[Buffer, Buffer, Buffer]>;
   dropCustomer: Database.Statement<[Buffer]>;
   countCustomers: Database.Statement<[], { n: number }>;
 };
@@ -94,10 +101,11 @@ export class DeltaRecord {
 
   private static prepare(db: Database.Database): Statements {
     return {
-      getCustomer: db.prepare('SELECT payload, sent_at, run FROM customers WHERE id = ?'),
+      getCustomer: db.prepare('SELECT payload, raw, sent_at, run FROM customers WHERE id = ?'),
       putCustomer: db.prepare(
-        'INSERT INTO customers (id, payload, sent_at, run) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, sent_at = excluded.sent_at, run = excluded.run',
+        'INSERT INTO customers (id, payload, raw, sent_at, run) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, raw = excluded.raw, sent_at = excluded.sent_at, run = excluded.run',
       ),
+      setRaw: db.prepare('UPDATE customers SET raw = ? WHERE id = ? AND payload = ?'),
       dropCustomer: db.prepare('DELETE FROM customers WHERE id = ?'),
       countCustomers: db.prepare('SELECT count(*) AS n FROM customers'),
     };
@@ -269,7 +277,7 @@ export class DeltaRecord {
     return this.guard(() => {
       this.beginRead();
       const row = this.statements.getCustomer.get(id);
-      return row ? { payload: row.payload, sentAt: row.sent_at, run: row.run } : undefined;
+      return row ? { payload: row.payload, raw: row.raw, sentAt: row.sent_at, run: row.run } : undefined;
     });
   }
 
@@ -283,8 +291,22 @@ export class DeltaRecord {
     this.guard(() => {
       this.endReads();
       this.db.transaction(() => {
-        for (const c of remember) this.statements.putCustomer.run(c.id, c.payload, at, run);
+        for (const c of remember) this.statements.putCustomer.run(c.id, c.payload, c.raw ?? null, at, run);
         for (const c of forget) this.statements.dropCustomer.run(c.id);
+      })();
+    });
+  }
+
+  /**
+   * Raw digests of customers found unchanged by their payload (read from other rows than those
+   * recorded, or recorded without them): kept only while the record holds that same payload.
+   */
+  recordRaw(customers: readonly CustomerDigest[]): void {
+    if (customers.length === 0) return;
+    this.guard(() => {
+      this.endReads();
+      this.db.transaction(() => {
+        for (const c of customers) if (c.raw) this.statements.setRaw.run(c.raw, c.id, c.payload);
       })();
     });
   }

@@ -73,6 +73,7 @@ export function countCustomers(chunk: Pick<Chunk, 'customers'>, indices: readonl
 
 /** Every record of a group as read, before it is checked: superseded records too. */
 export function countGroup(g: CustomerGroup): LevelCounts {
+  if (g.unchanged) return { customers: 1, ...g.unchanged };
   const sum: LevelCounts = {
     customers: 1,
     loans: g.loans.length,
@@ -157,6 +158,18 @@ export class RunAccount {
   /** A valid customer the service already has as it is (`--changed-only`): done, not sent. */
   unchanged(valid: ValidCustomer): void {
     Tally.add(this.tally.unchanged, customerCounts(valid));
+    this.doneCustomers++;
+  }
+
+  /**
+   * A customer whose raw rows are those recorded as sent (`--changed-only`): read, valid and
+   * unchanged (it had nothing refused when recorded, and the same rows refuse nothing now).
+   */
+  unchangedAsRead(counts: { loans: number; payments: number }): void {
+    const sum = { customers: 1, ...counts };
+    Tally.add(this.tally.read, sum);
+    Tally.add(this.tally.valid, sum);
+    Tally.add(this.tally.unchanged, sum);
     this.doneCustomers++;
   }
 

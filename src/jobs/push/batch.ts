@@ -147,6 +147,7 @@ class BatchRun {
           create: !request.validateOnly,
           warn: (line) => env.warn(line),
         });
+      this.delta?.useMapping(this.mapping);
       if (!request.validateOnly) {
         const client = await env.api();
         // Fail on bad credentials before reading a million rows, not after.
@@ -240,7 +241,12 @@ class BatchRun {
   // ---- the two ways in (reading.ts) ---------------------------------------------------------
 
   private async pushStreamed(inputs: BatchInput[]): Promise<void> {
-    const groups = await streamedGroups(inputs, this.readingContext());
+    const delta = this.delta;
+    const groups = await streamedGroups(
+      inputs,
+      this.readingContext(),
+      delta ? (raw) => delta.unchangedRaw(raw) : undefined,
+    );
     this.account.totalCustomers = 0;
     let rows = 0;
     const counted = (async function* () {

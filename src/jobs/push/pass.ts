@@ -23,7 +23,8 @@ export interface PassOptions {
 
 /**
  * One pass over the customer groups: each is checked and counted, compared with the record of
- * what was sent, and what is to be sent is cut into chunks for `dispatch`. Once the run stops,
+ * what was sent (a group the reader already found unchanged by its raw rows is only counted), and
+ * what is to be sent is cut into chunks for `dispatch`. Once the run stops,
  * what was read but not sent is counted as not sent, and a staged export is counted to its end.
  */
 export async function checkAndChunk(
@@ -54,12 +55,20 @@ export async function checkAndChunk(
         break;
       }
       if (next.done) break;
+      const group = next.value;
       if (o.streaming) account.totalCustomers++;
-      const result = validateGroup(next.value);
+      if (group.unchanged) {
+        // Its raw rows are those recorded as sent (the reader asked the delta): nothing to convert or check.
+        account.unchangedAsRead(group.unchanged);
+        continue;
+      }
+      const result = validateGroup(group);
       account.checked(result);
       if (!result.valid) continue;
       if (delta) {
-        const digest = delta.digestOf(result.valid.customerId, result.payload!);
+        // Raw rows are recorded only for a customer with nothing refused: equal rows next time refuse nothing either.
+        const raw = result.rejects.length === 0 ? group.raw : undefined;
+        const digest = delta.digestOf(result.valid.customerId, result.payload!, raw);
         if (!delta.shouldSend(digest)) {
           account.unchanged(result.valid);
           continue;
@@ -73,6 +82,7 @@ export async function checkAndChunk(
       const last = chunker.finish();
       if (last) await o.dispatch(last);
     }
+    delta?.flushRaw();
     await o.drain();
   } catch (err) {
     await iterator.return?.();

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { InputError } from '../../errors.js';
-import type { CustomerGroup } from '../../ingest/lms/groups.js';
+import type { CustomerGroup, RawCustomer } from '../../ingest/lms/groups.js';
 import { type BatchInput, type StagedExport, stageExport } from '../../ingest/lms/inputs.js';
 import { formatFromName, type InputFormat } from '../../ingest/lms/rows.js';
 import type { Staging } from '../../ingest/lms/staging.js';
@@ -65,10 +65,13 @@ export function regularFile(path: string, cwd: string): boolean {
 /**
  * The customer groups of one CSV file, or of a --loans and a --payments file read side by side;
  * the generator returns the rows it read. Throws NotSortedError when a file is not sorted by customer.
+ * `unchanged` (a run that keeps the record of what was sent) is asked with each customer's raw
+ * rows before they are converted (see stream.ts).
  */
 export async function streamedGroups(
   inputs: readonly BatchInput[],
   ctx: ReadingContext,
+  unchanged?: (raw: RawCustomer) => boolean,
 ): Promise<AsyncGenerator<CustomerGroup, number>> {
   const { account } = ctx;
   const opened: InputSource[] = [];
@@ -86,6 +89,7 @@ export async function streamedGroups(
       src: 0,
       problems: account.readProblem,
       onRows: onRows(opened[0]!.name),
+      unchanged,
     });
   const loans = inputs.findIndex((i) => i.role === 'loans');
   const payments = inputs.findIndex((i) => i.role === 'payments');
@@ -95,6 +99,7 @@ export async function streamedGroups(
     loans: { input: opened[loans]!, src: loans },
     payments: { input: opened[payments]!, src: payments },
     onRows: onRows(opened[payments]!.name),
+    unchanged,
   });
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { configDir } from '../../config/paths.js';
 import { stateDir } from '../../config/state-dir.js';
-import { CustomerDelta, DEFAULT_MAX_AGE_DAYS, type DeltaMode } from '../delta/customers.js';
+import { CHECK_ONLY, CustomerDelta, DEFAULT_MAX_AGE_DAYS, type DeltaMode } from '../delta/customers.js';
 import { type CustomerDigest, DeltaRecord, type RecordTarget } from '../delta/record.js';
 import type { Chunk } from './chunker.js';
 import type { JournalHeader } from './journal.js';
@@ -25,7 +25,7 @@ export function openRunDelta(
 /** The run's name in the record, the same when it is resumed, and the moment it first began. */
 export function beginRunDelta(delta: CustomerDelta, header: JournalHeader | undefined, started: Date): void {
   if (!header) {
-    delta.begin('check-only', started.getTime());
+    delta.begin(CHECK_ONLY, started.getTime());
     return;
   }
   delta.begin(
