@@ -115,6 +115,8 @@ export class RunAccount {
   readonly rejects: RejectsWriter;
   doneCustomers = 0;
   totalCustomers = 0;
+  /** Customers found unchanged from their raw rows (`--changed-only`), never converted nor checked. */
+  unchangedRaw = 0;
   rowsRead = 0;
   /** False when a stop left part of the input unread (the summary says so). */
   inputFullyRead = true;
@@ -170,6 +172,7 @@ export class RunAccount {
     Tally.add(this.tally.read, sum);
     Tally.add(this.tally.valid, sum);
     Tally.add(this.tally.unchanged, sum);
+    this.unchangedRaw++;
     this.doneCustomers++;
   }
 

@@ -401,6 +401,7 @@ class BatchRun {
               mode: request.delta,
               max_age_days: request.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS,
               record: this.delta?.record.path ?? null,
+              unchanged_raw: account.unchangedRaw,
             },
           }
         : {}),

@@ -55,7 +55,13 @@ export interface PushSummary {
   exit_code: number;
   error?: { code: string; message: string; hint?: string };
   /** Set when the run used the record of what was sent before (`--changed-only`, `--full`). */
-  delta?: { mode: 'changed-only' | 'full'; max_age_days: number; record: string | null };
+  delta?: {
+    mode: 'changed-only' | 'full';
+    max_age_days: number;
+    record: string | null;
+    /** Of the unchanged customers, those known unchanged from their raw rows, never converted nor checked. */
+    unchanged_raw: number;
+  };
   /** Things the operator should know about this run (e.g. an unsorted export was staged). */
   notes?: string[];
   /** Every record read, accounted for at each level (see `accountFor`). */
@@ -282,7 +288,7 @@ export function renderSummary(s: PushSummary): string {
   out.push(`elapsed        ${s.elapsed_seconds.toFixed(1)} s (${s.rows_per_second.toLocaleString('en-US')} rows/s)`);
   if (s.delta)
     out.push(
-      `delta          ${s.delta.mode === 'full' ? 'everything sent; the record of what was sent is refreshed' : `only what changed since the last acknowledged send, or was last sent over ${s.delta.max_age_days} day${s.delta.max_age_days === 1 ? '' : 's'} ago`}`,
+      `delta          ${s.delta.mode === 'full' ? 'everything sent; the record of what was sent is refreshed' : `only what changed since the last acknowledged send, or was last sent over ${s.delta.max_age_days} day${s.delta.max_age_days === 1 ? '' : 's'} ago`}${s.delta.unchanged_raw ? ` (${s.delta.unchanged_raw.toLocaleString('en-US')} unchanged customer${s.delta.unchanged_raw === 1 ? '' : 's'} known from their raw rows, not converted)` : ''}`,
     );
   if (s.reasons?.length) {
     out.push(...renderReasons(s.reasons));
