@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,6 +136,71 @@ describe('customers batch --changed-only, as a nightly job runs it', () => {
     });
     const after = await runBinary(args, { env, cwd: dir });
     expect(JSON.parse(after.stdout).customers).toMatchObject({ sent: 1510, unchanged: 0 });
+  });
+});
+
+describe('customers batch --changed-only on a sorted export: unchanged raw rows are not converted', () => {
+  it('sends only the changed customer; a mapping change and an old record take the full path', async () => {
+    const dir = join(work, 'sorted');
+    await writeExport({ out: dir, customers: 300, seed: 19, paymentsPerCustomer: 3, shapes: ['separate'] });
+    const env = pushEnv(sandbox);
+    const args = (mapping = MAPPING) => [
+      'customers',
+      'batch',
+      '--loans',
+      'loans.csv',
+      '--payments',
+      'payments.csv',
+      '--mapping',
+      mapping,
+      '--changed-only',
+      '-o',
+      'json',
+    ];
+    const push = async (mapping?: string) => {
+      const run = await runBinary(args(mapping), { env, cwd: dir });
+      expect(run.code, run.stderr).toBe(0);
+      const summary = JSON.parse(run.stdout);
+      expect(summary.accounting.balanced).toBe(true);
+      return summary;
+    };
+
+    const first = await push();
+    expect(first.customers).toMatchObject({ read: 300, sent: 300, unchanged: 0 });
+    expect(first.delta.unchanged_raw).toBe(0);
+
+    // One customer's loan status changes.
+    const loans = read(join(dir, 'loans.csv'));
+    const target = loans[40]!['Cust No']!;
+    write(
+      join(dir, 'loans.csv'),
+      loans.map((l) =>
+        l['Cust No'] === target ? { ...l, 'Loan Status': l['Loan Status'] === 'PIF' ? 'CUR' : 'PIF' } : l,
+      ),
+    );
+    const before = await batchRequests();
+    const second = await push();
+    expect(second.customers).toMatchObject({ read: 300, valid: 300, sent: 1, unchanged: 299 });
+    expect(second.delta.unchanged_raw).toBe(299);
+    expect(await batchRequests()).toBe(before + 1);
+
+    // The same conversions under a mapping that reads differently: all take the full path, none is sent.
+    const other = join(dir, 'mapping.json');
+    writeFileSync(other, JSON.stringify({ ...JSON.parse(readFileSync(MAPPING, 'utf8')), description: 'again' }));
+    const remapped = await push(other);
+    expect(remapped.customers).toMatchObject({ sent: 0, unchanged: 300 });
+    expect(remapped.delta.unchanged_raw).toBe(0);
+    expect((await push(other)).delta.unchanged_raw).toBe(300);
+
+    // A record as an older leadctl left it (no raw digests): it works, and learns them.
+    const db = new Database(second.delta.record as string);
+    db.exec('ALTER TABLE customers DROP COLUMN raw');
+    db.close();
+    const old = await push(other);
+    expect(old.customers).toMatchObject({ sent: 0, unchanged: 300 });
+    expect(old.delta.unchanged_raw).toBe(0);
+    expect((await push(other)).delta.unchanged_raw).toBe(300);
+    expect(await batchRequests()).toBe(before + 1);
   });
 });
 

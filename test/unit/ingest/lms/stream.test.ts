@@ -5,11 +5,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain JS generator shared with the benchmark
 import { writeExport } from '../../../../fixtures/lms/generate.mjs';
-import type { CustomerGroup } from '../../../../src/ingest/lms/groups.js';
+import type { CustomerGroup, RawCustomer } from '../../../../src/ingest/lms/groups.js';
 import { stageExport } from '../../../../src/ingest/lms/inputs.js';
 import type { RowProblem } from '../../../../src/ingest/lms/rows.js';
-import { NotSortedError, streamTwoFiles } from '../../../../src/ingest/lms/stream.js';
-import { loadMapping } from '../../../../src/ingest/mapping/mapping.js';
+import { NotSortedError, streamGroups, streamTwoFiles } from '../../../../src/ingest/lms/stream.js';
+import { IDENTITY_MAPPING, loadMapping } from '../../../../src/ingest/mapping/mapping.js';
 import { openInput } from '../../../../src/ingest/sources.js';
 import { Staging } from '../../../../src/ingest/lms/staging.js';
 import { validateGroup } from '../../../../src/jobs/push/validate.js';
@@ -92,5 +92,71 @@ describe('two sorted files, read side by side', () => {
   it('notices a file that is not sorted', async () => {
     await writeExport({ out: join(work, 'mixed'), customers: 50, seed: 4, shuffle: true, shapes: ['separate'] });
     await expect(streamed('mixed/loans.csv', 'mixed/payments.csv')).rejects.toBeInstanceOf(NotSortedError);
+  });
+});
+
+describe('raw rows, for the first look of --changed-only', () => {
+  const HEADER = 'customer_id,loan_id,lead_id,is_lead_loan,loan_amount,applied_at,loan_status,payment_id,payment_at';
+  let n = 0;
+  /** Each customer's raw rows from a file with a row per payment; `unchanged` says yes to `skip`. */
+  async function raws(lines: string[], options: { eol?: string; skip?: string } = {}) {
+    const name = `raw-${n++}.csv`;
+    writeFileSync(join(work, name), [HEADER, ...lines].join(options.eol ?? '\n') + (options.eol ?? '\n'));
+    const seen = new Map<string, RawCustomer>();
+    const groups: CustomerGroup[] = [];
+    for await (const g of streamGroups(await openInput(name, io), {
+      mapping: IDENTITY_MAPPING,
+      src: 0,
+      problems: () => {},
+      unchanged: (raw) => {
+        seen.set(raw.customerId, raw);
+        return raw.customerId === options.skip;
+      },
+    }))
+      groups.push(g);
+    const text = (id: string) => seen.get(id)!.text();
+    return { seen, groups, text };
+  }
+  const rows = [
+    '1,L1,5,Y,100,2026-01-01,Current,P1,2026-02-01',
+    '1,L1,5,Y,100,2026-01-01,Current,P2,2026-03-01',
+    '1,L2,5,N,50,2026-01-05,Current,,',
+    '2,L3,6,Y,70,2026-01-02,Current,P3,2026-02-02',
+  ];
+
+  it("are the same whatever the order of a customer's rows, the line endings or the quoting", async () => {
+    const a = await raws(rows);
+    const b = await raws(
+      [rows[2]!, rows[1]!, rows[0]!, `"2","L3","6","Y","70","2026-01-02","Current","P3","2026-02-02"`],
+      {
+        eol: '\r\n',
+      },
+    );
+    expect(b.text('1')).toBe(a.text('1'));
+    expect(b.text('2')).toBe(a.text('2'));
+    expect(a.seen.get('1')).toMatchObject({ loans: 2, payments: 2 });
+    expect(a.seen.get('1')!.context).toBe(b.seen.get('1')!.context);
+    expect(a.groups.every((g) => g.raw !== undefined && g.unchanged === undefined)).toBe(true);
+  });
+
+  it('differ when a cell, the header or the winning value of a loan column differs', async () => {
+    const a = await raws(rows);
+    const changed = await raws([rows[0]!, rows[1]!.replace('2026-03-01', '2026-03-02'), rows[2]!, rows[3]!]);
+    expect(changed.text('1')).not.toBe(a.text('1'));
+    expect(changed.text('2')).toBe(a.text('2'));
+    // L1's last row says Paid In Full, then its first one does: the loan is sent differently.
+    const last = await raws([rows[0]!, rows[1]!.replace('Current', 'Paid In Full'), rows[2]!]);
+    const first = await raws([rows[1]!.replace('Current', 'Paid In Full'), rows[0]!, rows[2]!]);
+    expect(first.text('1')).not.toBe(last.text('1'));
+    // A cell holding what a joined form would use as a separator cannot pass for two cells.
+    const split = await raws(['1,L1,5,Y,100,2026-01-01,"Current,x",P1,2026-02-01']);
+    expect(split.text('1')).toContain('"Current,x"');
+  });
+
+  it('a customer said unchanged comes with its counts only, never converted', async () => {
+    const { groups } = await raws(rows, { skip: '1' });
+    expect(groups[0]).toMatchObject({ customerId: '1', loans: [], unchanged: { loans: 2, payments: 2 } });
+    expect(groups[1]!.unchanged).toBeUndefined();
+    expect(groups[1]!.loans).toHaveLength(1);
   });
 });
