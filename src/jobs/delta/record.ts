@@ -31,7 +31,8 @@ export {
 
 /**
  * The local record of what the service acknowledged, per profile, base URL and client id: for
- * each customer, a digest of the whole payload last sent (and when), and for each list, digests
+ * each customer, a digest of the whole payload last sent (and when, and of the raw rows it was
+ * read from, see customers.ts), and for each list, digests
  * of the values last uploaded. It holds no personal data in clear: customer ids, payloads and
  * list values are all HMACs under a random key of the profile's, kept 0600 in the config folder
  * (an SSN has only 10^9 values, so a plain hash would be a copy of it). Deleting the record only
