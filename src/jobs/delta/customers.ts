@@ -3,7 +3,7 @@ import type { RawCustomer } from '../../ingest/lms/groups.js';
 import type { Mapping } from '../../ingest/mapping/mapping.js';
 import { packageVersion } from '../../version.js';
 import type { SentPayload } from '../push/validate.js';
-import type { CustomerDigest, DeltaRecord, RememberedCustomer } from './record.js';
+import type { CustomerDigest, DeltaRecord } from './record.js';
 
 /**
  * `customers batch --changed-only` and `--full`: which customers of an export to send, judged
@@ -16,8 +16,8 @@ import type { CustomerDigest, DeltaRecord, RememberedCustomer } from './record.j
  *
  * The first look is at the raw rows (a sorted CSV export, streamed): a customer sent before with
  * nothing refused is recorded with a keyed digest of its raw rows, of what gives them meaning (the
- * files' headers, the mapping, leadctl's version and conversion rules, the time zone data) and of
- * the payload digest it was sent with. When a later run reads the same raw rows for a customer
+ * files' headers, the mapping, leadctl's version and conversion rules, the time zone data), kept
+ * with the payload digest it was sent with. When a later run reads the same raw rows for a customer
  * whose record still holds that payload, recent enough and not this run's, the customer is
  * `unchanged` without conversion or checks (it would convert to the same payload, and its checks
  * would refuse nothing, as before). Anything else takes the full path above.
@@ -87,7 +87,7 @@ export class CustomerDelta {
       id: this.record.digest('customer', customerId),
       payload: this.record.digest('payload', canonicalPayload(customerId, payload)),
     };
-    if (raw && this.rules) digest.raw = this.rawDigest(raw, digest.payload);
+    if (raw && this.rules) digest.raw = this.rawDigest(raw);
     return digest;
   }
 
@@ -97,9 +97,12 @@ export class CustomerDelta {
    */
   unchangedRaw(raw: RawCustomer): boolean {
     if (this.options.mode === 'full' || !this.rules) return false;
-    const known = this.record.customer(this.record.digest('customer', raw.customerId));
-    if (!known?.raw || this.mustResend(known)) return false;
-    return known.raw.equals(this.rawDigest(raw, known.payload));
+    return this.record.knowsRaw(
+      this.record.digest('customer', raw.customerId),
+      this.rawDigest(raw),
+      this.run,
+      this.oldest(),
+    );
   }
 
   /** Whether to send: always with `--full`; with `--changed-only`, when new, changed, old or this run's. */
@@ -108,28 +111,25 @@ export class CustomerDelta {
     const known = this.record.customer(customer.id);
     if (!known) return true;
     if (!known.payload.equals(customer.payload)) return true;
-    if (this.mustResend(known)) return true;
-    // Unchanged, from rows other than those recorded: their digest spares the next run the work.
-    if (customer.raw && !known.raw?.equals(customer.raw) && this.run !== CHECK_ONLY) this.learnRaw(customer);
+    if (known.run === this.run || known.sentAt < this.oldest()) return true;
+    // Unchanged, though the first look did not know these rows: their digest spares the next run the work.
+    if (customer.raw && this.run !== CHECK_ONLY) this.learnRaw(customer);
     return false;
   }
 
-  private mustResend(known: RememberedCustomer): boolean {
-    return known.run === this.run || known.sentAt < this.reference - this.options.maxAgeDays * DAY_MS;
+  /** Sent before this, a customer is sent again (`--max-age`). */
+  private oldest(): number {
+    return this.reference - this.options.maxAgeDays * DAY_MS;
   }
 
-  /**
-   * The keyed digest of raw rows, bound to the payload digest they were sent (or found unchanged)
-   * with: a record whose payload was since replaced (by a version that kept no raw digests) makes
-   * it match nothing.
-   */
-  private rawDigest(raw: RawCustomer, payload: Buffer): Buffer {
+  /** The keyed digest of raw rows, with what gives them meaning (see above). */
+  private rawDigest(raw: RawCustomer): Buffer {
     let context = this.contexts.get(raw.context);
     if (context === undefined) {
       context = createHash('sha256').update(`${this.rules}\n${raw.context}`).digest('hex');
       this.contexts.set(raw.context, context);
     }
-    return this.record.digest('raw', `${context}\0${payload.toString('hex')}\0${raw.text()}`);
+    return this.record.digest('raw', `${context}\0${raw.text()}`);
   }
 
   private learnRaw(customer: CustomerDigest): void {

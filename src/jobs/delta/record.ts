@@ -51,7 +51,7 @@ const READ_TRANSACTION_MS = 50;
 
 /**
  * A customer as the record knows it: keyed digests of its id, of its payload and (when it was read
- * from raw rows and had nothing refused) of those rows, bound to the payload (see customers.ts).
+ * from raw rows and had nothing refused) of those rows, see customers.ts.
  */
 export interface CustomerDigest {
   id: Buffer;
@@ -61,14 +61,13 @@ export interface CustomerDigest {
 
 export interface RememberedCustomer {
   payload: Buffer;
-  /** Null when none was recorded (a record from before they were kept, or input without raw rows). */
-  raw: Buffer | null;
   sentAt: number;
   run: string;
 }
 
 type Statements = {
-  getCustomer: Database.Statement<[Buffer], { payload: Buffer; raw: Buffer | null; sent_at: number; run: string }>;
+  getCustomer: Database.Statement<[Buffer], { payload: Buffer; sent_at: number; run: string }>;
+  knownRaw: Database.Statement<[Buffer, Buffer, string, number], number>;
   putCustomer: Database.Statement<[Buffer, Buffer, Buffer | null, number, string]>;
   setRaw: Database.Statement<[Buffer, Buffer, Buffer]>;
   dropCustomer: Database.Statement<[Buffer]>;
@@ -102,7 +101,14 @@ export class DeltaRecord {
 
   private static prepare(db: Database.Database): Statements {
     return {
-      getCustomer: db.prepare('SELECT payload, raw, sent_at, run FROM customers WHERE id = ?'),
+      getCustomer: db.prepare('SELECT payload, sent_at, run FROM customers WHERE id = ?'),
+      // The raw digest is kept followed by the payload digest it was recorded with: one written
+      // over since by a version that keeps no raw digests (a new payload) no longer counts.
+      knownRaw: db
+        .prepare(
+          'SELECT 1 FROM customers WHERE id = ? AND substr(raw, 1, 16) = ? AND substr(raw, 17) = payload AND run <> ? AND sent_at >= ?',
+        )
+        .pluck() as Database.Statement<[Buffer, Buffer, string, number], number>,
       putCustomer: db.prepare(
         'INSERT INTO customers (id, payload, raw, sent_at, run) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, raw = excluded.raw, sent_at = excluded.sent_at, run = excluded.run',
       ),
@@ -278,7 +284,18 @@ export class DeltaRecord {
     return this.guard(() => {
       this.beginRead();
       const row = this.statements.getCustomer.get(id);
-      return row ? { payload: row.payload, raw: row.raw, sentAt: row.sent_at, run: row.run } : undefined;
+      return row ? { payload: row.payload, sentAt: row.sent_at, run: row.run } : undefined;
+    });
+  }
+
+  /**
+   * Whether the record holds these raw rows for the customer, beside the payload it holds for it,
+   * sent at `sentSince` or later by another run than `run`.
+   */
+  knowsRaw(id: Buffer, raw: Buffer, run: string, sentSince: number): boolean {
+    return this.guard(() => {
+      this.beginRead();
+      return this.statements.knownRaw.get(id, raw, run, sentSince) !== undefined;
     });
   }
 
@@ -292,7 +309,8 @@ export class DeltaRecord {
     this.guard(() => {
       this.endReads();
       this.db.transaction(() => {
-        for (const c of remember) this.statements.putCustomer.run(c.id, c.payload, c.raw ?? null, at, run);
+        for (const c of remember)
+          this.statements.putCustomer.run(c.id, c.payload, c.raw ? Buffer.concat([c.raw, c.payload]) : null, at, run);
         for (const c of forget) this.statements.dropCustomer.run(c.id);
       })();
     });
@@ -307,7 +325,8 @@ export class DeltaRecord {
     this.guard(() => {
       this.endReads();
       this.db.transaction(() => {
-        for (const c of customers) if (c.raw) this.statements.setRaw.run(c.raw, c.id, c.payload);
+        for (const c of customers)
+          if (c.raw) this.statements.setRaw.run(Buffer.concat([c.raw, c.payload]), c.id, c.payload);
       })();
     });
   }
