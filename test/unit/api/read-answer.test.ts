@@ -1,7 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient, type ApiClientOptions } from '../../../src/api/client.js';
+import { readAnswerBody } from '../../../src/api/read-answer.js';
 import { MAX_ANSWER_BYTES } from '../../../src/api/status.js';
 import { ExitCode, NetworkError, ServiceError } from '../../../src/errors.js';
 import {
@@ -245,5 +248,42 @@ describe('the client and an answer too large to read', () => {
     expect(error.details).toMatchObject({ limit_bytes: 1024 * 1024 });
     expect(error.http).toMatchObject({ status: 200, attempts: 1 });
     expect(s.faulted()).toHaveLength(1);
+  });
+});
+
+describe('readAnswerBody', () => {
+  const answer = (chunks: string[], headers: Record<string, string | string[]> = {}) => {
+    const body = Readable.from(chunks.map((c) => Buffer.from(c)));
+    return { res: { headers, body } as unknown as Dispatcher.ResponseData, body };
+  };
+
+  it('reads a body up to the limit itself, with or without a length', async () => {
+    expect(await readAnswerBody(answer(['abc', 'de'], { 'content-length': '5' }).res, 5)).toEqual({
+      kind: 'read',
+      text: 'abcde',
+      bytes: 5,
+    });
+    expect(await readAnswerBody(answer(['abc', 'de']).res, 5)).toEqual({ kind: 'read', text: 'abcde', bytes: 5 });
+    expect(await readAnswerBody(answer(['é']).res, 5)).toEqual({ kind: 'read', text: 'é', bytes: 2 });
+  });
+
+  it('refuses a declared length over the limit unread, and a body that grows past it, destroying the stream', async () => {
+    const declared = answer(['abcdef'], { 'content-length': ' 6 ' });
+    expect(await readAnswerBody(declared.res, 5)).toEqual({ kind: 'too-large', limit: 5, declared: 6 });
+    expect(declared.body.destroyed).toBe(true);
+    const grown = answer(['abc', 'def', 'ghi']);
+    expect(await readAnswerBody(grown.res, 5)).toEqual({ kind: 'too-large', limit: 5 });
+    expect(grown.body.destroyed).toBe(true);
+    const first = answer(['abcdef'], { 'content-length': ['6', '6'] });
+    expect(await readAnswerBody(first.res, 5)).toEqual({ kind: 'too-large', limit: 5, declared: 6 });
+  });
+
+  it('a length that is not a number is no length: the bytes are counted', async () => {
+    for (const length of ['abc', '6x', 'x6', '1 2', '-6', '6.5'])
+      expect(await readAnswerBody(answer(['abc'], { 'content-length': length }).res, 5), length).toEqual({
+        kind: 'read',
+        text: 'abc',
+        bytes: 3,
+      });
   });
 });

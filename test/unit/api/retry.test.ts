@@ -92,3 +92,27 @@ describe('sleep', () => {
     await expect(pending).rejects.toThrow('stop');
   });
 });
+
+describe('the edges of the knobs and of Retry-After', () => {
+  it('an empty or blank knob is the default; the minimum itself is allowed; the message names knob and value', () => {
+    expect(retryPolicyFromEnv({ LEADCTL_RETRY_ATTEMPTS: '  ' }, policy)).toEqual(policy);
+    expect(retryPolicyFromEnv({ LEADCTL_RETRY_ATTEMPTS: '1', LEADCTL_RETRY_BASE_MS: '0' }, policy)).toMatchObject({
+      maxAttempts: 1,
+      baseDelayMs: 0,
+    });
+    expect(() => retryPolicyFromEnv({ LEADCTL_RETRY_ATTEMPTS: '0.5' }, policy)).toThrow(
+      'LEADCTL_RETRY_ATTEMPTS must be a number ≥ 1, got "0.5"',
+    );
+    expect(() => retryPolicyFromEnv({ LEADCTL_RETRY_MAX_WAIT_MS: 'x1' }, policy)).toThrow(
+      'LEADCTL_RETRY_MAX_WAIT_MS must be a number ≥ 0, got "x1"',
+    );
+  });
+
+  it('delay-seconds are digits alone (with a fraction), spaces around allowed; anything else is a date or nothing', () => {
+    const now = Date.parse('2025-01-01T00:00:00Z');
+    expect(parseRetryAfter(' 12 ', now)).toBe(12_000);
+    expect(parseRetryAfter('0.25', now)).toBe(250);
+    expect(parseRetryAfter('12abc', now)).toBeUndefined();
+    expect(parseRetryAfter('abc12', now)).toBeUndefined();
+  });
+});
