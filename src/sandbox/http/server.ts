@@ -41,7 +41,7 @@ export function buildServer(
     connectionTimeout: limits.idleTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
   });
-  limitConnections(app.server, limits.maxConnections);
+  limitConnections(app.server, limits);
   // The interface speaks JSON (and forms at the token endpoint): anything else is 415, not a validation error.
   app.removeContentTypeParser('text/plain');
 
