@@ -40,9 +40,15 @@ function filled(customers: number) {
   return { state, config, path: recordPath(state, target), records: join(state, 'records') };
 }
 
+// Every page from `from` on gets an invalid b-tree page type as well as scattered bad bytes: any
+// read of those pages then fails, whatever the (randomly keyed) digests made the layout.
 const corrupt = (path: string, from: (length: number) => number) => {
   const bytes = readFileSync(path);
-  for (let i = from(bytes.length); i < bytes.length; i += 97) bytes[i] = 0xab;
+  const start = from(bytes.length);
+  for (let i = start; i < bytes.length; i += 97) bytes[i] = 0xab;
+  const declared = bytes.readUInt16BE(16);
+  const pageSize = declared === 1 ? 65_536 : declared;
+  for (let page = Math.ceil(start / pageSize) * pageSize; page < bytes.length; page += pageSize) bytes[page] = 0xab;
   writeFileSync(path, bytes);
 };
 
