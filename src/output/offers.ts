@@ -46,15 +46,9 @@ export function formatExpiresIn(seconds: number): string {
 
 /**
  * `receivedAt` is when the response arrived: expires_in counts from then. The expiry is a UTC
- * instant, which the table shows in the zone of every other time (the output's: TZ, or --utc);
- * `_zone` is no longer used (the table decides), and stays for the callers that pass it.
+ * instant, which the table shows in the zone of every other time (the output's: TZ, or --utc).
  */
-export function offerRows(
-  offers: readonly Offer[],
-  receivedAt: Date,
-  now: Date = receivedAt,
-  _zone?: string,
-): OfferRow[] {
+export function offerRows(offers: readonly Offer[], receivedAt: Date, now: Date = receivedAt): OfferRow[] {
   // Whole seconds: the few milliseconds between answer and display must not turn 15m into 14m.
   const elapsed = Math.round((now.getTime() - receivedAt.getTime()) / 1000);
   return offers.map((o) => ({

@@ -46,8 +46,6 @@ export interface HumanResultOptions {
   title?: string;
   receivedAt: Date;
   now: Date;
-  /** For tests: the zone of the expiry times (default: the machine's). */
-  zone?: string;
 }
 
 /** What a person sees: lines before the offers table, the table's rows (if pending), lines after. */
@@ -83,7 +81,7 @@ export function legacyResultText(response: LegacyResponse, options: HumanResultO
   }
   if (outcome !== 'pending' || !response.price_reject) return { head: lines.join('\n') + '\n', tail: '' };
   const pr = response.price_reject;
-  const offers = offerRows(pr.offers, options.receivedAt, options.now, options.zone);
+  const offers = offerRows(pr.offers, options.receivedAt, options.now);
   if (offers.length === 0) return { head: lines.join('\n') + '\n  No offers were made.\n', tail: '' };
   lines.push(
     `  ${offers.length} offer${offers.length === 1 ? '' : 's'} (price_reject api key ${maskAllButLast(pr.api_key, 4)}):`,

@@ -104,6 +104,7 @@ export class TableReader {
 
   /** Reads what `chunk` completes; a record cut by the chunk's end waits for the next one. */
   write(chunk: string, onRecord: RecordSink): void {
+    if (chunk.length === 0) return;
     if (!this.started) {
       this.started = true;
       if (chunk.charCodeAt(0) === 0xfeff) chunk = chunk.slice(1);

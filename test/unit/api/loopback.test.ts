@@ -30,6 +30,9 @@ describe('isLoopbackHost', () => {
       'localhost.example.com',
       'notlocalhost',
       '127.example.com',
+      '[::1',
+      '::1]',
+      '[127.0.0.1]',
       '',
     ])
       expect(isLoopbackHost(host), host).toBe(false);

@@ -329,6 +329,8 @@ describe('refusals name row, column and the value', () => {
 describe('edges of the text', () => {
   it('a BOM is dropped from the first chunk only', () => {
     expect(read(['\uFEFFa,b\n', '\uFEFFc\n']).map((r) => r.cells)).toEqual([['a', 'b'], ['\uFEFFc']]);
+    // The first chunk is the first with text in it: an empty one before it changes nothing.
+    expect(read(['', '\uFEFFa,b\n', '\uFEFFc\n']).map((r) => r.cells)).toEqual([['a', 'b'], ['\uFEFFc']]);
   });
 
   it('records exactly at the limits are read, in one chunk or cut, quoted with a line break or not', () => {
