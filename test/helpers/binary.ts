@@ -31,6 +31,9 @@ export function runBinary(
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      // Exit 1 is a bug in leadctl: its stderr goes to the test log, where a failure elsewhere
+      // in the test (a count, a later step) would otherwise leave no trace of the cause.
+      if (code === 1) console.error(`leadctl ${args.join(' ')} exited 1; its stderr:\n${stderr}`);
       resolve({ code, signal, stdout, stderr });
     });
     child.stdin.end(options.input ?? '');
