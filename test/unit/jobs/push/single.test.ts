@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -353,6 +353,8 @@ describe('single upserts: records refused here or by the service', () => {
     expect(summary.loans).toMatchObject({ read: 1, valid: 0, rejected: 1, sent: 0 });
     const lines = rejectLines(dir);
     expect(lines.map((l) => l.field).sort()).toEqual(['applied_at', 'loan_amount']);
+    // The fields are the columns: no column named besides.
+    expect(lines.some((l) => l.reason!.includes('column'))).toBe(false);
     expect(lines.every((l) => l.row === '1' && l.customer_id === 'C1' && l.loan_id === 'L1')).toBe(true);
 
     const mapped = await push(
@@ -415,6 +417,7 @@ describe('single upserts: records refused here or by the service', () => {
     expect(summary.loans).toMatchObject({ read: 4, valid: 4, sent: 4, accepted: 1, rejected: 3, not_sent: 0 });
     expect(summary.requests).toMatchObject({ total: 4, sent: 4, not_sent: 0 });
     expect(summary.rejects).toBe(5);
+    expect(summary.reasons?.reduce((n, r) => n + r.count, 0)).toBe(5);
     expect(summary.rejects_file).toBe(join(dir, 'rejects.csv'));
     expect(rejectLines(dir).map((l) => [l.loan_id, l.field, l.reason])).toEqual([
       ['L1', 'loan_amount', 'refused by the service: too big'],
@@ -549,7 +552,8 @@ describe('single upserts: what stops a run', () => {
       token: async () => ({ accessToken: 't', obtainedAt: 0, expiresAt: 1e15 }),
       send: (request: { signal: AbortSignal }) =>
         new Promise((_resolve, reject) => {
-          request.signal.addEventListener('abort', () => reject(new LeadctlError('aborted', 5, 'cut off')));
+          // What the client throws when cut off: the signal's reason, not an error of its own.
+          request.signal.addEventListener('abort', () => reject(request.signal.reason));
           if (signals++ === 0) {
             io.sendSignal('SIGINT');
             setTimeout(() => io.sendSignal('SIGINT'), 10);
@@ -566,5 +570,87 @@ describe('single upserts: what stops a run', () => {
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(exitCode).toBe(130);
     expect(summary.loans).toMatchObject({ sent: 0, not_sent: 3 });
+  });
+});
+
+describe('single upserts: the run around the requests', () => {
+  it('credentials are checked before the file is read: refused ones stop the run at once', async () => {
+    const dir = scratch({ 'loans.ndjson': ndjson([loanRecord('C1', 'L1')]) });
+    let sent = 0;
+    const client = {
+      token: async () => {
+        throw new AuthError('no token');
+      },
+      send: async () => {
+        sent++;
+        return { status: 200, headers: {}, attempts: 1, body: {} };
+      },
+    } as unknown as ApiClient;
+    await expect(push(dir, { kind: 'loan', input: 'loans.ndjson' }, client)).rejects.toBeInstanceOf(AuthError);
+    expect(sent).toBe(0);
+  });
+
+  it('a named file whose extension says nothing: its format is seen from what it holds', async () => {
+    const dir = scratch({ 'loans.export': ndjson([loanRecord('C1', 'L1'), loanRecord('C1', 'L2')]) });
+    const { summary } = await push(dir, { kind: 'loan', input: 'loans.export' }, fakeClient().client);
+    expect(summary.loans.accepted).toBe(2);
+  });
+
+  it('stages under LEADCTL_TMPDIR, and leaves nothing there', async () => {
+    const dir = scratch({ 'loans.ndjson': ndjson([loanRecord('C1', 'L1')]) });
+    const tmp = join(dir, 'tmp');
+    mkdirSync(tmp);
+    const during: string[][] = [];
+    const fake = fakeClient(() => {
+      during.push(readdirSync(tmp));
+      return undefined;
+    });
+    const io = memoryIO({ cwd: dir, env: { LEADCTL_TMPDIR: tmp } });
+    const { summary } = await runSinglePush(
+      { kind: 'loan', input: 'loans.ndjson', concurrency: 1, validateOnly: false },
+      environment(io, async () => fake.client),
+    );
+    expect(summary.loans.accepted).toBe(1);
+    expect(during[0]).toHaveLength(1);
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+
+  it('the time taken, to a tenth of a second, and the rows per second', async () => {
+    const dir = scratch({ 'loans.ndjson': ndjson([loanRecord('C1', 'L1'), loanRecord('C1', 'L2')]) });
+    const slow = fakeClient(() => new Promise((r) => setTimeout(() => r(undefined), 200)));
+    const { summary } = await push(dir, { kind: 'loan', input: 'loans.ndjson' }, slow.client);
+    expect(summary.elapsed_seconds).toBeGreaterThanOrEqual(0.3);
+    expect(summary.elapsed_seconds).toBeLessThan(60);
+    expect(Math.abs(summary.elapsed_seconds * 10 - Math.round(summary.elapsed_seconds * 10))).toBeLessThan(1e-9);
+    expect(summary.rows_per_second).toBeGreaterThan(0);
+    expect(summary.rows_per_second).toBeLessThanOrEqual(Math.ceil(2 / 0.3));
+  });
+
+  it('a signal waits for the requests in flight as long as the grace lasts, then cuts them off', async () => {
+    const dir = scratch({ 'loans.ndjson': ndjson([loanRecord('C1', 'L1'), loanRecord('C1', 'L2')]) });
+    const io = memoryIO({ cwd: dir });
+    const events: PushEvent[] = [];
+    const client = {
+      token: async () => ({ accessToken: 't', obtainedAt: 0, expiresAt: 1e15 }),
+      send: (request: { signal: AbortSignal }) =>
+        new Promise((_resolve, reject) => {
+          request.signal.addEventListener('abort', () => reject(request.signal.reason));
+          setTimeout(() => io.sendSignal('SIGTERM'), 1);
+        }),
+    } as unknown as ApiClient;
+    const env = environment(io, async () => client);
+    env.stopGraceMs = 50;
+    env.onEvent = (e) => events.push(e as PushEvent);
+    const { summary, exitCode } = await runSinglePush(
+      { kind: 'loan', input: 'loans.ndjson', concurrency: 1, validateOnly: false, rejectsPath: 'r.csv' },
+      env,
+    );
+    expect(exitCode).toBe(143);
+    expect(summary.error).toBeUndefined();
+    expect(summary.loans).toMatchObject({ sent: 0, not_sent: 2 });
+    expect(events.filter((e) => e.type === 'stopping')).toEqual([{ type: 'stopping', reason: 'SIGTERM', inFlight: 1 }]);
+    // Once the run is over, a signal is no longer its business.
+    io.sendSignal('SIGINT');
+    expect(events.filter((e) => e.type === 'stopping')).toHaveLength(1);
   });
 });
