@@ -86,6 +86,59 @@ describe('the accounting invariant of a push summary', () => {
     });
   });
 
+  it('validate-only: the valid records neither unchanged nor sent count as their own outcome', () => {
+    const at = (l: Partial<LevelSummary>) =>
+      accountFor({
+        ...base,
+        validate_only: true,
+        status: 'validated',
+        exit_code: 0,
+        customers: level(l),
+        loans: level({}),
+        payments: level({}),
+      }).accounting.customers.accounted_for;
+    expect(at({ read: 9, valid: 7, unchanged: 2, sent: 1, rejected: 2 })).toBe(2 + 2 + (7 - 2 - 1));
+    expect(at({ read: 9, valid: 7, unchanged: 2, sent: 1, rejected: 2, not_sent: 1, duplicates: 3 })).toBe(
+      2 + 3 + 2 + 1 + 4,
+    );
+    expect(at({ read: 4, valid: 4, accepted: 1, unconfirmed: 1 })).toBe(1 + 1 + 4);
+    // A run that sends: only the outcomes count, the valid ones are among them.
+    const sending = accountFor({
+      ...base,
+      customers: level({ read: 5, valid: 5, sent: 3, accepted: 1, unconfirmed: 1, unchanged: 1, not_sent: 1 }),
+      loans: level({}),
+      payments: level({}),
+    });
+    expect(sending.accounting.customers).toEqual({ read: 5, accounted_for: 4 });
+  });
+
+  it('a completed run (exit 0) whose counts do not add up fails too, naming every level off', () => {
+    const summary = accountFor({
+      ...base,
+      status: 'completed',
+      exit_code: 0,
+      customers: level({}),
+      loans: level({ read: 3, accepted: 2 }),
+      payments: level({ read: 1, accepted: 2 }),
+    });
+    expect(summary).toMatchObject({
+      status: 'failed',
+      exit_code: 1,
+      accounting: {
+        balanced: false,
+        customers: { read: 0, accounted_for: 0 },
+        loans: { read: 3, accounted_for: 2 },
+        payments: { read: 1, accounted_for: 2 },
+      },
+      error: {
+        code: 'internal',
+        message:
+          'the counts of this run do not add up (loans: 3 read, 2 accounted for; payments: 1 read, 2 accounted for): a bug in leadctl',
+        hint: 'keep the input and this summary, and report it; check the service for what arrived before rerunning',
+      },
+    });
+  });
+
   it('leaves a run that already failed with its own exit code', () => {
     const summary = accountFor({
       ...base,
