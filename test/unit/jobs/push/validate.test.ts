@@ -270,6 +270,29 @@ describe('validateGroup: what is rejected, and why', () => {
     ]);
   });
 
+  it('a loan with a conversion error in an optional field is rejected, though what is left would pass', () => {
+    const r = validateGroup(
+      group({
+        loans: [
+          loan('L1', 2, [], {}, [{ field: 'funded_amount', column: 'Funded', reason: 'not a number' }]),
+          loan('L2', 3),
+        ],
+      }),
+    );
+    expect(r.rejects).toEqual([
+      {
+        level: 'loan',
+        src: 0,
+        row: 2,
+        customerId: 'C1',
+        loanId: 'L1',
+        field: 'funded_amount',
+        reason: 'not a number (column "Funded")',
+      },
+    ]);
+    expect(r.valid?.loans).toBe(1);
+  });
+
   it('a loan without an id: its rejects carry no loan id, and its payments say "(no id)"', () => {
     const r = validateGroup(group({ loans: [loan('', 2, [payment('P1', 3)], { loan_id: '' })] }));
     const loanReject = r.rejects.find((x) => x.level === 'loan')!;
