@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type ApiClient, UPSERT_ANSWER } from '../../../../src/api/client.js';
 import {
   AuthError,
@@ -17,6 +17,7 @@ import type { PushEnvironment } from '../../../../src/jobs/push/batch.js';
 import type { PushEvent } from '../../../../src/jobs/push/progress.js';
 import { runSinglePush, type SinglePushRequest } from '../../../../src/jobs/push/single.js';
 import { memoryIO, type MemoryIO } from '../../../helpers/memory-io.js';
+import { mountTinyFs, reportSkipped } from '../../../helpers/tiny-fs.js';
 
 const fixtures = fileURLToPath(new URL('../../../../fixtures/lms/', import.meta.url));
 
@@ -129,8 +130,14 @@ function fakeClient(answer: Answer = () => undefined) {
   return { client, sent, maxInFlight: () => maxInFlight };
 }
 
+const scratchDirs: string[] = [];
+afterAll(() => {
+  for (const d of scratchDirs) rmSync(d, { recursive: true, force: true });
+});
+
 function scratch(files: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'leadctl-single-'));
+  scratchDirs.push(dir);
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   return dir;
 }
@@ -652,5 +659,45 @@ describe('single upserts: the run around the requests', () => {
     // Once the run is over, a signal is no longer its business.
     io.sendSignal('SIGINT');
     expect(events.filter((e) => e.type === 'stopping')).toHaveLength(1);
+  });
+});
+
+describe('single upserts: a rejects file that fills the disk', () => {
+  it('stops the run: failed (exit 2), the file removed, its lines counted in a note, the rest not sent', async () => {
+    const dir = scratch();
+    const tiny = mountTinyFs(dir, 'full');
+    if ('skipped' in tiny) {
+      reportSkipped('a rejects file that fills the disk during a single push', tiny.skipped);
+      expect(typeof tiny.skipped).toBe('string');
+      return;
+    }
+    try {
+      // 1,500 records refused here (about 150 KB of reject lines for a 64 KB disk), then good ones.
+      const bad = Array.from({ length: 1500 }, (_, i) => loanRecord(`C${i}`, `L${i}`, { loan_amount: 'not money' }));
+      const good = Array.from({ length: 5 }, (_, i) => loanRecord('Z9', `G${i}`));
+      writeFileSync(join(dir, 'loans.ndjson'), ndjson([...bad, ...good]));
+      const rejects = join(tiny.dir, 'rejects.csv');
+      const fake = fakeClient();
+      const { summary, exitCode } = await push(
+        dir,
+        { kind: 'loan', input: 'loans.ndjson', rejectsPath: rejects },
+        fake.client,
+      );
+      expect(exitCode).toBe(2);
+      expect(fake.sent).toHaveLength(0);
+      expect(summary).toMatchObject({
+        status: 'failed',
+        exit_code: 2,
+        rejects_file: null,
+        rejects: 1500,
+        error: { code: 'environment' },
+        notes: [`the rejects file ${rejects} could not be written and was removed: its 1500 line(s) are counted here`],
+      });
+      expect(summary.loans).toMatchObject({ read: 1505, rejected: 1500, not_sent: 5, sent: 0 });
+      expect(summary.accounting.balanced).toBe(true);
+      expect(readdirSync(tiny.dir)).toEqual([]);
+    } finally {
+      tiny.unmount();
+    }
   });
 });
