@@ -260,6 +260,13 @@ describe('stampInputs and changedInputs', () => {
     expect(changedInputs(stamps, work)).toEqual([]);
   });
 
+  it('`-` is standard input, even beside a file of that name', () => {
+    const dir = join(work, 'dash');
+    mkdirSync(dir);
+    writeFileSync(join(dir, '-'), 'a\n');
+    expect(stampInputs([auto('-')], dir).size).toBe(0);
+  });
+
   it('notes a file that grew, or went, while it was read', () => {
     writeFileSync(join(work, 'grows.csv'), 'a,b\n');
     writeFileSync(join(work, 'goes.csv'), 'a,b\n');

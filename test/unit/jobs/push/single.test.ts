@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ import { type ApiClient, UPSERT_ANSWER } from '../../../../src/api/client.js';
 import {
   AuthError,
   ConflictError,
+  InterruptedError,
   LeadctlError,
   NotFoundError,
   RateLimitedError,
@@ -699,5 +701,101 @@ describe('single upserts: a rejects file that fills the disk', () => {
     } finally {
       tiny.unmount();
     }
+  });
+});
+
+describe('single upserts: more of the edges', () => {
+  it('a customer whose lead_loan is not an object: rejected on the field lead_loan itself', async () => {
+    const dir = scratch({ 'c.ndjson': ndjson([{ customer_id: 'C1', lead_loan: 5 }]) });
+    const { summary } = await push(dir, { kind: 'customer', input: 'c.ndjson' }, fakeClient().client);
+    expect(summary.customers.rejected).toBe(1);
+    expect(rejectLines(dir).map((l) => l.field)).toContain('lead_loan');
+    expect(rejectLines(dir).map((l) => l.field)).not.toContain('lead_loan.lead_loan');
+  });
+
+  it('a file named .txt is read as CSV, whatever it holds', async () => {
+    const dir = scratch({ 'loans.txt': ndjson([loanRecord('C1', 'L1')]) });
+    await expect(push(dir, { kind: 'loan', input: 'loans.txt' }, fakeClient().client)).rejects.toThrow(/not valid CSV/);
+  });
+
+  it('an empty input: the error names it', async () => {
+    const dir = scratch({ 'nothing.ndjson': '' });
+    await expect(push(dir, { kind: 'loan', input: 'nothing.ndjson' }, fakeClient().client)).rejects.toThrow(
+      /^nothing\.ndjson: no records/,
+    );
+  });
+
+  it('reading, then sending: the staged event tells the rows and the seconds it took', async () => {
+    const dir = scratch({ 'loans.ndjson': ndjson([loanRecord('C1', 'L1')]) });
+    const events: PushEvent[] = [];
+    await push(dir, { kind: 'loan', input: 'loans.ndjson' }, fakeClient().client, events);
+    const staged = events.find((e) => e.type === 'staged') as { rows: number; seconds: number };
+    expect(staged.rows).toBe(1);
+    expect(staged.seconds).toBeGreaterThanOrEqual(0);
+    expect(staged.seconds).toBeLessThan(60);
+  });
+
+  it('a signal while a pipe is read stops the reading at once', async () => {
+    const dir = scratch();
+    const io = memoryIO({ cwd: dir });
+    const pipe = new PassThrough();
+    pipe.write(`${JSON.stringify(loanRecord('C1', 'L1'))}\n`);
+    Object.assign(io, { stdin: pipe });
+    const run = runSinglePush(
+      { kind: 'loan', input: '-', format: 'ndjson', concurrency: 1, validateOnly: false },
+      environment(io, async () => fakeClient().client),
+    );
+    setTimeout(() => io.sendSignal('SIGINT'), 50);
+    try {
+      const outcome = await Promise.race([
+        run.then(
+          () => 'ended',
+          (err: unknown) => err,
+        ),
+        new Promise((r) => setTimeout(() => r('still reading'), 10_000)),
+      ]);
+      expect(outcome).toBeInstanceOf(InterruptedError);
+    } finally {
+      pipe.end();
+      await run.catch(() => undefined);
+    }
+  });
+
+  it('the first signal lets the requests in flight finish within the grace', async () => {
+    const dir = scratch({ 'loans.ndjson': ndjson([loanRecord('C1', 'L1'), loanRecord('C1', 'L2')]) });
+    const io = memoryIO({ cwd: dir });
+    let sent = 0;
+    const client = {
+      token: async () => ({ accessToken: 't', obtainedAt: 0, expiresAt: 1e15 }),
+      send: (request: { signal: AbortSignal }) =>
+        new Promise((resolve, reject) => {
+          sent++;
+          request.signal.addEventListener('abort', () => reject(request.signal.reason));
+          // Answered after the default grace (1 s) would have run out, well within this run's.
+          setTimeout(() => resolve({ status: 200, headers: {}, attempts: 1, body: { data: {} } }), 1500);
+          setTimeout(() => io.sendSignal('SIGINT'), 1);
+        }),
+    } as unknown as ApiClient;
+    const env = environment(io, async () => client);
+    env.stopGraceMs = 60_000;
+    const { summary, exitCode } = await runSinglePush(
+      { kind: 'loan', input: 'loans.ndjson', concurrency: 1, validateOnly: false, rejectsPath: 'r.csv' },
+      env,
+    );
+    expect(exitCode).toBe(130);
+    expect(sent).toBe(1);
+    expect(summary.loans).toMatchObject({ sent: 1, accepted: 1, not_sent: 1 });
+  });
+
+  it('a bug that ends the run still leaves the rejects file written in full', async () => {
+    const dir = scratch({
+      'loans.ndjson': ndjson([loanRecord('C1', 'L1', { loan_amount: 'x' }), loanRecord('C1', 'L2')]),
+    });
+    const fake = fakeClient(() => {
+      throw new TypeError('a bug');
+    });
+    await expect(push(dir, { kind: 'loan', input: 'loans.ndjson' }, fake.client)).rejects.toThrow('a bug');
+    expect(rejectLines(dir).map((l) => [l.loan_id, l.field])).toEqual([['L1', 'loan_amount']]);
+    expect(readdirSync(dir).sort()).toEqual(['loans.ndjson', 'rejects.csv']);
   });
 });

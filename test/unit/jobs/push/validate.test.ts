@@ -293,6 +293,18 @@ describe('validateGroup: what is rejected, and why', () => {
     expect(r.valid?.loans).toBe(1);
   });
 
+  it('a required value that failed conversion is reported once, not again as missing by the schema', () => {
+    const l = loan('L1', 2, [], {}, [{ field: 'applied_at', column: 'Applied', reason: 'not a date' }]);
+    delete l.fields.applied_at;
+    const p = payment('P1', 3, {}, [{ field: 'payment_at', column: 'Posted', reason: 'not a date' }]);
+    delete p.fields.payment_at;
+    const r = validateGroup(group({ loans: [l, loan('L2', 4, [p])] }));
+    expect(r.rejects.map((x) => [x.level, x.field, x.reason])).toEqual([
+      ['loan', 'applied_at', 'not a date (column "Applied")'],
+      ['payment', 'payment_at', 'not a date (column "Posted")'],
+    ]);
+  });
+
   it('a loan without an id: its rejects carry no loan id, and its payments say "(no id)"', () => {
     const r = validateGroup(group({ loans: [loan('', 2, [payment('P1', 3)], { loan_id: '' })] }));
     const loanReject = r.rejects.find((x) => x.level === 'loan')!;
