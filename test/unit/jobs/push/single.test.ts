@@ -364,6 +364,10 @@ describe('single upserts: records refused here or by the service', () => {
     expect(lines.map((l) => l.field).sort()).toEqual(['applied_at', 'loan_amount']);
     // The fields are the columns: no column named besides.
     expect(lines.some((l) => l.reason!.includes('column'))).toBe(false);
+    expect(lines.map((l) => l.reason).sort()).toEqual([
+      '"abc" is not a whole number of cents',
+      '"soon" does not match ISO 8601 (YYYY-MM-DD…)',
+    ]);
     expect(lines.every((l) => l.row === '1' && l.customer_id === 'C1' && l.loan_id === 'L1')).toBe(true);
 
     const mapped = await push(
@@ -629,7 +633,7 @@ describe('single upserts: the run around the requests', () => {
     const slow = fakeClient(() => new Promise((r) => setTimeout(() => r(undefined), 200)));
     const { summary } = await push(dir, { kind: 'loan', input: 'loans.ndjson' }, slow.client);
     expect(summary.elapsed_seconds).toBeGreaterThanOrEqual(0.3);
-    expect(summary.elapsed_seconds).toBeLessThan(60);
+    expect(summary.elapsed_seconds).toBeLessThan(20);
     expect(Math.abs(summary.elapsed_seconds * 10 - Math.round(summary.elapsed_seconds * 10))).toBeLessThan(1e-9);
     expect(summary.rows_per_second).toBeGreaterThan(0);
     expect(summary.rows_per_second).toBeLessThanOrEqual(Math.ceil(2 / 0.3));
@@ -698,6 +702,39 @@ describe('single upserts: a rejects file that fills the disk', () => {
       expect(summary.loans).toMatchObject({ read: 1505, rejected: 1500, not_sent: 5, sent: 0 });
       expect(summary.accounting.balanced).toBe(true);
       expect(readdirSync(tiny.dir)).toEqual([]);
+    } finally {
+      tiny.unmount();
+    }
+  });
+
+  it('the first error that stopped the run is the one reported, not the rejects file failing after it', async () => {
+    const dir = scratch();
+    const tiny = mountTinyFs(dir, 'full');
+    if ('skipped' in tiny) {
+      reportSkipped('a rejects file that fills the disk after a refused request', tiny.skipped);
+      expect(typeof tiny.skipped).toBe('string');
+      return;
+    }
+    try {
+      // Two good loans first (by customer id): the first is refused as a request (405), which stops
+      // the run; then 1,500 records refused here fill the disk with their reject lines.
+      const good = [loanRecord('A0', 'G0'), loanRecord('A0', 'G1')];
+      const bad = Array.from({ length: 1500 }, (_, i) => loanRecord(`C${i}`, `L${i}`, { loan_amount: 'not money' }));
+      writeFileSync(join(dir, 'loans.ndjson'), ndjson([...good, ...bad]));
+      const rejects = join(tiny.dir, 'rejects.csv');
+      const fake = fakeClient(() => {
+        throw new LeadctlError('request_refused', 2, 'HTTP 405 for the loans route');
+      });
+      const { summary } = await push(dir, { kind: 'loan', input: 'loans.ndjson', rejectsPath: rejects }, fake.client);
+      expect(fake.sent).toHaveLength(1);
+      expect(summary).toMatchObject({
+        status: 'failed',
+        exit_code: 2,
+        error: { code: 'request_refused', message: 'HTTP 405 for the loans route' },
+        rejects_file: null,
+        notes: [`the rejects file ${rejects} could not be written and was removed: its 1500 line(s) are counted here`],
+      });
+      expect(summary.loans).toMatchObject({ read: 1502, rejected: 1500, not_sent: 2, sent: 0 });
     } finally {
       tiny.unmount();
     }
