@@ -84,6 +84,7 @@ export function checkOutputPath(path: string, cwd: string, what: string): string
 export class CsvFile {
   private file: SafeFile | undefined;
   private rows = 0;
+  private completed = false;
   private failure: unknown;
   readonly path: string;
 
@@ -101,9 +102,9 @@ export class CsvFile {
     return this.rows;
   }
 
-  /** True once the file has been created (it is, at the latest, by the first row). */
+  /** True once the file has been created (it is, at the latest, by the first row), and after it is completed. */
   get opened(): boolean {
-    return this.file !== undefined;
+    return this.file !== undefined || this.completed;
   }
 
   /** Creates the file with its header now. */
@@ -146,6 +147,7 @@ export class CsvFile {
       this.fail(err);
     }
     this.file = undefined;
+    this.completed = true;
   }
 
   abort(): void {

@@ -92,6 +92,24 @@ describe('the one CSV writer', () => {
     expect(readdirSync(work).filter((n) => n.endsWith('.partial'))).toEqual([]);
   });
 
+  it('says whether the file exists: from open or the first row, still after close, not after abort', () => {
+    const header = new CsvFile('header-only.csv', work, ['a'], { what: 'the test file' });
+    expect(header.opened).toBe(false);
+    header.open();
+    expect(header.opened).toBe(true);
+    header.close();
+    expect(readFileSync(join(work, 'header-only.csv'), 'utf8')).toBe('a\n');
+    expect(header.opened).toBe(true);
+    const never = new CsvFile('never.csv', work, ['a'], { what: 'the test file' });
+    never.close();
+    expect(never.opened).toBe(false);
+    expect(existsSync(join(work, 'never.csv'))).toBe(false);
+    const aborted = new CsvFile('aborted.csv', work, ['a'], { what: 'the test file' });
+    aborted.writeRows([['x']]);
+    aborted.abort();
+    expect(aborted.opened).toBe(false);
+  });
+
   it('refuses a directory or a missing folder before anything is written', () => {
     mkdirSync(join(work, 'a-dir'));
     expect(() => checkOutputPath('a-dir', work, '--out')).toThrow(/--out a-dir is a directory; name a file/);

@@ -161,6 +161,18 @@ const rejectLines = (dir: string, name = 'rejects.csv') =>
   parse(readFileSync(join(dir, name), 'utf8'), { columns: true }) as Record<string, string>[];
 
 describe('single upserts: what is sent, and the summary', () => {
+  it('a rejects file the user named is created and named in the summary, even with nothing rejected', async () => {
+    const dir = scratch({ 'loans.ndjson': ndjson([loanRecord('C1', 'L1')]) });
+    const { summary, exitCode } = await push(
+      dir,
+      { kind: 'loan', input: 'loans.ndjson', rejectsPath: 'named.csv' },
+      fakeClient().client,
+    );
+    expect(exitCode).toBe(0);
+    expect(summary).toMatchObject({ rejects_file: join(dir, 'named.csv'), rejects: 0 });
+    expect(rejectLines(dir, 'named.csv')).toEqual([]);
+  });
+
   it('loans push: one POST per loan under its customer, safe to repeat, counted with its retries', async () => {
     const dir = scratch({ 'loans.ndjson': ndjson([loanRecord('C/1', 'L1'), loanRecord('C2', 'L2')]) });
     const fake = fakeClient((_r, i) => ({ attempts: i === 0 ? 3 : 1 }));
@@ -188,7 +200,7 @@ describe('single upserts: what is sent, and the summary', () => {
       duplicates: 0,
       requests: { total: 2, sent: 2, acknowledged_before: 0, not_sent: 0 },
       retries: 2,
-      rejects_file: null,
+      rejects_file: join(dir, 'rejects.csv'),
       rejects: 0,
       reasons: [],
       journal: null,
