@@ -1,5 +1,15 @@
 import Database from 'better-sqlite3';
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { environmentError } from '../../errors.js';
@@ -96,7 +106,10 @@ export class Staging {
     }
     process.once('exit', this.removeAtExit);
     try {
-      writeFileSync(join(this.dir, OWNER_FILE), String(process.pid), { mode: 0o600 });
+      // Written aside and renamed: another run sweeping stale folders reads the note whole or not at all.
+      const note = join(this.dir, `${OWNER_FILE}.new`);
+      writeFileSync(note, String(process.pid), { mode: 0o600 });
+      renameSync(note, join(this.dir, OWNER_FILE));
       const file = join(this.dir, 'staging.sqlite');
       closeSync(openSync(file, 'w', 0o600));
       this.db = new Database(file);
@@ -434,8 +447,9 @@ export function removeStaleStaging(parentDir: string): string[] {
       } catch {
         pid = undefined;
       }
-      // A folder without an owner note is one being created right now, unless it is old.
-      if (pid === undefined ? Date.now() - info.mtimeMs < 60 * 60 * 1000 : isProcessAlive(pid)) continue;
+      // A folder without a readable owner note is one being created right now, unless it is old.
+      const noted = pid !== undefined && Number.isInteger(pid) && pid > 0;
+      if (noted ? isProcessAlive(pid!) : Date.now() - info.mtimeMs < 60 * 60 * 1000) continue;
       rmSync(dir, { recursive: true, force: true });
       removed.push(dir);
     } catch {

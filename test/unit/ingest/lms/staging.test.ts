@@ -1,4 +1,14 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +19,7 @@ import { stageCsv } from '../../../../src/ingest/lms/csv.js';
 import { flatGroups } from '../../../../src/ingest/lms/groups.js';
 import { loadMapping } from '../../../../src/ingest/mapping/mapping.js';
 import { openInput } from '../../../../src/ingest/sources.js';
-import { Staging } from '../../../../src/ingest/lms/staging.js';
+import { removeStaleStaging, Staging } from '../../../../src/ingest/lms/staging.js';
 import { paymentLooksValid } from '../../../../src/jobs/push/quick-check.js';
 import { validateGroup } from '../../../../src/jobs/push/validate.js';
 
@@ -85,5 +95,60 @@ describe('staging a file with a row per payment, in any order', () => {
     const refused = full.flatMap((v) => v.rejects).filter((r) => r.level === 'loan' && r.loanId === bad);
     expect(refused.map((r) => r.row)).toEqual([lastRowOfBad]);
     expect(full.every((v) => v.duplicates.loans === 0)).toBe(true);
+  });
+});
+
+describe('staging folders left behind, and the runs sweeping them', () => {
+  /** A parent folder of its own, so that no other test's staging is swept or seen. */
+  const parent = () => mkdtempSync(join(work, 'parent-'));
+  const folder = (at: string, name: string, note?: string) => {
+    const dir = join(at, `leadctl-staging-${name}`);
+    mkdirSync(dir);
+    if (note !== undefined) writeFileSync(join(dir, 'owner.pid'), note);
+    return dir;
+  };
+  const deadPid = () =>
+    Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString());
+  const twoHoursAgo = (dir: string) => {
+    const t = (Date.now() - 2 * 3600_000) / 1000;
+    utimesSync(dir, t, t);
+  };
+
+  it('a folder whose owner has ended is removed; a living owner keeps it', () => {
+    const at = parent();
+    const dead = folder(at, 'dead', String(deadPid()));
+    const alive = folder(at, 'alive', String(process.pid));
+    expect(removeStaleStaging(at)).toEqual([dead]);
+    expect(existsSync(dead)).toBe(false);
+    expect(existsSync(alive)).toBe(true);
+  });
+
+  it('a folder with no note, or a note not yet written (empty), is one being created: kept unless an hour old', () => {
+    const at = parent();
+    const none = folder(at, 'none');
+    const empty = folder(at, 'empty', '');
+    const garbled = folder(at, 'garbled', 'x');
+    expect(removeStaleStaging(at)).toEqual([]);
+    for (const dir of [none, empty, garbled]) expect(existsSync(dir)).toBe(true);
+    twoHoursAgo(none);
+    twoHoursAgo(empty);
+    expect(removeStaleStaging(at).sort()).toEqual([empty, none].sort());
+    expect(existsSync(garbled)).toBe(true);
+  });
+
+  it("a run's own folder holds its note whole (written aside, then renamed), and survives another run's sweep", () => {
+    const at = parent();
+    const staging = new Staging(at);
+    try {
+      const [name] = readdirSync(at);
+      const files = readdirSync(join(at, name!));
+      expect(files).toContain('owner.pid');
+      expect(files.filter((f) => f.startsWith('owner.pid.'))).toEqual([]);
+      expect(readFileSync(join(at, name!, 'owner.pid'), 'utf8')).toBe(String(process.pid));
+      expect(removeStaleStaging(at)).toEqual([]);
+      expect(readdirSync(at)).toEqual([name]);
+    } finally {
+      staging.close();
+    }
   });
 });
