@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reasonKind, RejectsWriter } from '../../../../src/jobs/push/rejects.js';
+import { LeadctlError } from '../../../../src/errors.js';
+import { defaultRejectsName, reasonKind, RejectsWriter } from '../../../../src/jobs/push/rejects.js';
 import { renderReasons } from '../../../../src/jobs/push/summary.js';
+import type { Reject } from '../../../../src/jobs/push/validate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'leadctl-reasons-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -84,5 +86,184 @@ describe('rejects grouped by reason', () => {
     }));
     const lines = renderReasons(reasons);
     expect(lines.at(-1)).toBe('   6  more, for 3 other reasons (in the rejects file)');
+  });
+});
+
+describe('the rejects file', () => {
+  let n = 0;
+  const path = () => join(dir, `w${n++}.csv`);
+  const reject = (over: Partial<Reject> = {}): Reject => ({
+    src: 0,
+    row: 2,
+    level: 'payment',
+    customerId: 'C1',
+    loanId: 'L1',
+    paymentId: 'P1',
+    field: 'payment_at',
+    reason: 'required',
+    ...over,
+  });
+  const HEADER = 'source_file,row,customer_id,loan_id,payment_id,field,reason';
+
+  it('named by the user: created at once, with just the header when nothing is rejected', () => {
+    const p = path();
+    const w = new RejectsWriter(p, dir, ['export.csv'], true);
+    expect(w.path).toBe(p);
+    expect(w.created).toBe(true);
+    w.close();
+    expect(readFileSync(p, 'utf8')).toBe(`${HEADER}\n`);
+    expect(w.count).toBe(0);
+    expect(w.reasons()).toEqual([]);
+  });
+
+  it('otherwise appears only when a reject comes', () => {
+    const p = path();
+    const w = new RejectsWriter(p, dir, ['export.csv'], false);
+    expect(w.created).toBe(false);
+    w.close();
+    expect(existsSync(p)).toBe(false);
+    const q = path();
+    const v = new RejectsWriter(q, dir, ['export.csv'], false);
+    v.add(reject());
+    v.close();
+    expect(v.created).toBe(true);
+    expect(readFileSync(q, 'utf8')).toBe(`${HEADER}\nexport.csv,2,C1,L1,P1,payment_at,required\n`);
+  });
+
+  it('writes a line per reject, naming its file, with empty cells for what it lacks', () => {
+    const p = path();
+    const w = new RejectsWriter(p, dir, ['a.csv', 'b.csv'], false);
+    w.add(reject({ src: 1, row: 7 }));
+    w.add({ src: 0, row: 3, level: 'customer', customerId: 'C2', reason: 'must hold at least one loan' });
+    w.add({ src: 5, row: 0, level: 'customer', customerId: '', reason: 'x' });
+    w.close();
+    expect(readFileSync(p, 'utf8').split('\n')).toEqual([
+      HEADER,
+      'b.csv,7,C1,L1,P1,payment_at,required',
+      'a.csv,3,C2,,,,must hold at least one loan',
+      ',0,,,,,x',
+      '',
+    ]);
+    expect(w.count).toBe(3);
+    const kinds = w.reasons();
+    expect(kinds.map((k) => k.example)).toEqual([
+      {
+        source_file: 'b.csv',
+        row: 7,
+        customer_id: 'C1',
+        loan_id: 'L1',
+        payment_id: 'P1',
+        field: 'payment_at',
+        reason: 'required',
+      },
+      {
+        source_file: 'a.csv',
+        row: 3,
+        customer_id: 'C2',
+        loan_id: null,
+        payment_id: null,
+        field: null,
+        reason: 'must hold at least one loan',
+      },
+      { source_file: '', row: 0, customer_id: null, loan_id: null, payment_id: null, field: null, reason: 'x' },
+    ]);
+  });
+
+  it('says which later record superseded a duplicate: its row, and its file when another', () => {
+    const p = path();
+    const w = new RejectsWriter(p, dir, ['a.csv', 'b.csv'], false);
+    w.add(reject({ reason: 'duplicate payment_id', field: 'payment_id', supersededBy: { src: 0, row: 9 } }));
+    w.add(reject({ reason: 'duplicate payment_id', field: 'payment_id', supersededBy: { src: 1, row: 4 } }));
+    w.add(reject({ reason: 'duplicate payment_id', field: 'payment_id', supersededBy: { src: 7, row: 4 } }));
+    w.close();
+    const reasons = readFileSync(p, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.slice(l.indexOf('payment_id,') + 'payment_id,'.length));
+    expect(reasons).toEqual([
+      'duplicate payment_id: superseded by the later record at row 9 (the last one wins)',
+      'duplicate payment_id: superseded by the later record at b.csv row 4 (the last one wins)',
+      'duplicate payment_id: superseded by the later record at ? row 4 (the last one wins)',
+    ]);
+    expect(w.reasons()[0]!.example.reason).toBe(
+      'duplicate payment_id: superseded by the later record at row 9 (the last one wins)',
+    );
+  });
+
+  it('writes to disk every 256 lines, not only at the end', () => {
+    const p = path();
+    const w = new RejectsWriter(p, dir, ['a.csv'], false);
+    for (let i = 0; i < 255; i++) w.add(reject({ row: i }));
+    expect(w.created).toBe(false);
+    w.add(reject({ row: 255 }));
+    expect(w.created).toBe(true);
+    w.close();
+    expect(readFileSync(p, 'utf8').trim().split('\n')).toHaveLength(257);
+  });
+
+  it('tells 50 kinds of reason apart, counts the rest as other reasons, most frequent first', () => {
+    const w = new RejectsWriter(path(), dir, ['a.csv'], false);
+    for (let i = 0; i < 50; i++) w.add(reject({ field: undefined, reason: `kind ${'x'.repeat(i)}` }));
+    w.add(reject({ field: undefined, reason: 'kind x' }));
+    w.add(reject({ field: undefined, reason: 'kind x' }));
+    w.add(reject({ field: undefined, reason: 'one more kind' }));
+    w.add(reject({ field: undefined, reason: 'and another' }));
+    w.close();
+    const kinds = w.reasons();
+    expect(kinds).toHaveLength(51);
+    expect(kinds[0]).toMatchObject({ reason: 'kind x', count: 3 });
+    expect(kinds.slice(1, 50).every((k) => k.count === 1)).toBe(true);
+    expect(kinds[50]).toMatchObject({ reason: 'other reasons', count: 2, example: kinds[49]!.example });
+    expect(w.count).toBe(54);
+  });
+
+  it('a file that cannot be written: removed, told once, and the rejects still counted and grouped', () => {
+    const failures: LeadctlError[] = [];
+    const w = new RejectsWriter('/dev/full', dir, ['a.csv'], false, { onFailure: (e) => failures.push(e) });
+    const long = 'y'.repeat(1000);
+    for (let i = 0; i < 300; i++) w.add(reject({ row: i, reason: long }));
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toBeInstanceOf(LeadctlError);
+    expect(w.failure).toBe(failures[0]);
+    expect(w.created).toBe(false);
+    w.flush();
+    w.close();
+    expect(failures).toHaveLength(1);
+    expect(w.count).toBe(300);
+    expect(w.reasons()).toEqual([expect.objectContaining({ count: 300 })]);
+  });
+
+  it('a file that cannot be completed fails at close, the same way', () => {
+    const sub = join(dir, `gone${n++}`);
+    mkdirSync(sub);
+    const failures: LeadctlError[] = [];
+    const w = new RejectsWriter(join(sub, 'r.csv'), dir, ['a.csv'], true, { onFailure: (e) => failures.push(e) });
+    w.add(reject());
+    rmSync(sub, { recursive: true });
+    expect(() => w.close()).not.toThrow();
+    expect(failures).toHaveLength(1);
+    expect(w.failure).toBe(failures[0]);
+    expect(w.created).toBe(false);
+  });
+
+  it('its default name is the run start to the second, in UTC', () => {
+    expect(defaultRejectsName(new Date('2026-11-20T08:09:10.123Z'))).toBe('leadctl-rejects-20261120-080910Z.csv');
+  });
+});
+
+describe('reasonKind', () => {
+  it('puts the field in front once, unless the reason already starts with it', () => {
+    expect(reasonKind('loan_id', 'loan_id: taken')).toBe('loan_id: taken');
+    expect(reasonKind('loan_id', 'loan_id must be text')).toBe('loan_id must be text');
+    expect(reasonKind('loan_id', 'loan_idx: taken')).toBe('loan_id: loan_idx: taken');
+    expect(reasonKind('loan_id', 'taken')).toBe('loan_id: taken');
+    expect(reasonKind('', 'taken')).toBe('taken');
+  });
+
+  it('leaves out quoted text (with doubled quotes inside) and every word holding a digit', () => {
+    expect(reasonKind(undefined, '"a ""b"" c" is not a date')).toBe('… is not a date');
+    expect(reasonKind(undefined, 'at row 12a; in x9:y (col2)')).toBe('at row …; in …:y (…)');
+    expect(reasonKind(undefined, '"a" and "b"')).toBe('… and …');
   });
 });
