@@ -4,9 +4,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AuthError, NotFoundError, PayloadTooLargeError, ServiceError } from '../../../../src/errors.js';
+import {
+  AuthError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ServiceError,
+  ValidationError,
+} from '../../../../src/errors.js';
 import type { ApiClient } from '../../../../src/api/client.js';
 import { runBatchPush } from '../../../../src/jobs/push/batch.js';
+import { PushLock } from '../../../../src/jobs/push/lock.js';
+import type { PushEvent } from '../../../../src/jobs/push/progress.js';
 import { renderSummary } from '../../../../src/jobs/push/summary.js';
 import { environment, fakeClient, request } from '../../../helpers/batch-push.js';
 import { memoryIO } from '../../../helpers/memory-io.js';
@@ -459,5 +467,203 @@ describe('an empty export', () => {
       message: expect.stringContaining('export.csv: is empty (no header row)'),
       hint: expect.stringContaining('has not finished'),
     });
+  });
+});
+
+describe('the run around the sending: lock, credentials, journal, events', () => {
+  const fixtureRun = (over: Partial<Parameters<typeof request>[0]> = {}) =>
+    request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: 'mapping.json', ...over });
+  const lines = (path: string) =>
+    readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; status?: number; reason?: string; chunk?: number });
+
+  it('a check-only run takes no lock, asks for no token and opens no journal; it says what it would send', async () => {
+    const state = join(work, 'state-vo');
+    const held = PushLock.acquire(state, 'default', 'customers batch', new Date());
+    const events: PushEvent[] = [];
+    let asked = 0;
+    const env = {
+      ...environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), fakeClient().client, events),
+      api: async () => {
+        asked++;
+        return fakeClient().client;
+      },
+    };
+    const outcome = await runBatchPush(
+      fixtureRun({ validateOnly: true, rejectsPath: join(work, 'vo.csv'), chunkSize: 4 }),
+      env,
+    );
+    held.release();
+    expect(asked).toBe(0);
+    expect(outcome.summary.journal).toBeNull();
+    expect(existsSync(join(state, 'journals'))).toBe(false);
+    const requests = events.filter((e) => e.type === 'request');
+    expect(requests.map((e) => e.type === 'request' && [e.outcome, e.customers])).toEqual([
+      ['would-send', 4],
+      ['would-send', 4],
+      ['would-send', 1],
+    ]);
+    expect(outcome.summary.requests).toMatchObject({ total: 3, sent: 0 });
+  });
+
+  it('a push while another holds the profile: exit 7, nothing sent, the other lock left alone', async () => {
+    const state = join(work, 'state-locked');
+    const held = PushLock.acquire(state, 'default', 'customers batch', new Date());
+    const fake = fakeClient();
+    const run = runBatchPush(
+      fixtureRun({ rejectsPath: join(work, 'locked.csv') }),
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), fake.client),
+    );
+    await expect(run).rejects.toMatchObject({ exitCode: 7 });
+    expect(fake.bodies).toHaveLength(0);
+    expect(existsSync(held.path)).toBe(true);
+    held.release();
+  });
+
+  it('credentials refused before reading: exit 3, nothing sent, and the lock released', async () => {
+    const state = join(work, 'state-token');
+    const fake = fakeClient();
+    const refusing = {
+      ...fake.client,
+      token: async () => {
+        throw new AuthError('the service refused the credentials');
+      },
+    } as unknown as ApiClient;
+    await expect(
+      runBatchPush(
+        fixtureRun({ rejectsPath: join(work, 'token.csv') }),
+        environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), refusing),
+      ),
+    ).rejects.toMatchObject({ exitCode: 3 });
+    expect(fake.bodies).toHaveLength(0);
+    expect(existsSync(join(state, 'locks', 'default.lock'))).toBe(false);
+  });
+
+  it('a request refused as a whole: written to the journal as refused, rejected, and sent again by --resume', async () => {
+    const state = join(work, 'state-refused');
+    const events: PushEvent[] = [];
+    const refusing = fakeClient({
+      answer: (n) => (n === 1 ? new ValidationError('customers.0.loans: bad', {}, { http: { status: 422 } }) : 'ok'),
+    });
+    const first = await runBatchPush(
+      fixtureRun({ rejectsPath: join(work, 'refused.csv'), chunkSize: 4, concurrency: 1 }),
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), refusing.client, events),
+    );
+    expect(first.exitCode).toBe(4);
+    expect(first.summary.customers).toMatchObject({ sent: 9, accepted: 5, rejected: 5 });
+    const refusedEvent = events.find((e) => e.type === 'request' && e.outcome === 'refused');
+    expect(refusedEvent).toMatchObject({ index: 1, refusal: { status: 422, reason: 'customers.0.loans: bad' } });
+    const journal = lines(first.summary.journal!);
+    expect(journal.map((l) => l.type)).toEqual(['header', 'ack', 'refused', 'ack', 'complete']);
+    expect(journal[2]).toMatchObject({ chunk: 1, status: 422, reason: 'customers.0.loans: bad' });
+
+    const again = fakeClient();
+    const second = await runBatchPush(
+      fixtureRun({ rejectsPath: join(work, 'refused-2.csv'), chunkSize: 4, concurrency: 1, resume: true }),
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), again.client),
+    );
+    expect(second.summary.requests).toMatchObject({ total: 3, acknowledged_before: 2, sent: 1 });
+    expect(again.bodies).toHaveLength(1);
+    expect(second.summary.resumed).toBe(true);
+  });
+
+  it('--resume says when there is nothing to resume, and what it resumes when there is', async () => {
+    const state = join(work, 'state-resume-words');
+    const warnings: string[] = [];
+    const events: PushEvent[] = [];
+    const envOf = () => ({
+      ...environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), fakeClient().client, events),
+      warn: (line: string) => warnings.push(line),
+    });
+    const first = await runBatchPush(
+      fixtureRun({ rejectsPath: join(work, 'rw.csv'), chunkSize: 4, resume: true }),
+      envOf(),
+    );
+    expect(first.summary.resumed).toBe(false);
+    expect(warnings).toEqual([
+      'nothing to resume for these inputs (no journal of an interrupted push); sending everything',
+    ]);
+    expect(events.some((e) => e.type === 'resuming')).toBe(false);
+    expect(lines(first.summary.journal!).at(-1)!.type).toBe('complete');
+    const second = await runBatchPush(
+      fixtureRun({ rejectsPath: join(work, 'rw-2.csv'), chunkSize: 4, resume: true }),
+      envOf(),
+    );
+    expect(second.summary.resumed).toBe(true);
+    expect(warnings).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'resuming')).toEqual([
+      { type: 'resuming', acknowledged: 3, journal: second.summary.journal },
+    ]);
+    expect(events.filter((e) => e.type === 'request' && e.outcome === 'from-journal')).toHaveLength(3);
+  });
+
+  it('a run stopped by the service marks no journal complete', async () => {
+    const state = join(work, 'state-incomplete');
+    const down = fakeClient({ answer: () => new ServiceError('service unavailable after 6 attempts', 503) });
+    const outcome = await runBatchPush(
+      fixtureRun({ rejectsPath: join(work, 'inc.csv'), chunkSize: 4, concurrency: 1 }),
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), down.client),
+    );
+    expect(outcome.exitCode).toBe(5);
+    expect(lines(outcome.summary.journal!).map((l) => l.type)).toEqual(['header']);
+  });
+
+  it('without --rejects, the rejects file is named after the run start, in the working folder', async () => {
+    const cwd = mkdtempSync(join(work, 'cwd-'));
+    for (const name of ['export.csv', 'mapping.json'])
+      writeFileSync(join(cwd, name), readFileSync(join(fixtures, name)));
+    const io = memoryIO({
+      cwd,
+      env: { LEADCTL_STATE_DIR: join(cwd, 'state') },
+      now: () => new Date('2026-11-20T08:09:10.500Z'),
+    });
+    const outcome = await runBatchPush(fixtureRun(), environment(io, fakeClient().client));
+    expect(outcome.summary.rejects_file).toBe(join(cwd, 'leadctl-rejects-20261120-080910Z.csv'));
+    expect(existsSync(outcome.summary.rejects_file!)).toBe(true);
+  });
+
+  it('several files are staged first, and that is reported with the rows read', async () => {
+    const events: PushEvent[] = [];
+    const outcome = await runBatchPush(
+      request({
+        inputs: [
+          { path: 'loans.csv', role: 'loans' },
+          { path: 'payments.csv', role: 'payments' },
+        ],
+        mappingPath: 'mapping.json',
+        rejectsPath: join(work, 'staged.csv'),
+        validateOnly: true,
+      }),
+      environment(
+        memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: join(work, 'state-st') } }),
+        fakeClient().client,
+        events,
+      ),
+    );
+    const staged = events.find((e) => e.type === 'staged');
+    expect(staged).toMatchObject({ type: 'staged', rows: outcome.summary.rows_read });
+    expect(outcome.summary.rows_read).toBeGreaterThan(0);
+    expect(staged?.type === 'staged' && staged.seconds).toBeGreaterThanOrEqual(0);
+    expect(outcome.summary.customers.read).toBe(11);
+  });
+
+  it('with --full: the summary names the mode, the default age and the record', async () => {
+    const state = join(work, 'state-full');
+    const outcome = await runBatchPush(
+      fixtureRun({ rejectsPath: join(work, 'full.csv'), delta: 'full' }),
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), fakeClient().client),
+    );
+    expect(outcome.summary.delta).toMatchObject({ mode: 'full', max_age_days: 30, unchanged_raw: 0 });
+    expect(outcome.summary.delta!.record).toEqual(expect.any(String));
+    expect(existsSync(outcome.summary.delta!.record!)).toBe(true);
+    const changed = await runBatchPush(
+      fixtureRun({ rejectsPath: join(work, 'full-2.csv'), delta: 'changed-only', maxAgeDays: 7 }),
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), fakeClient().client),
+    );
+    expect(changed.summary.delta).toMatchObject({ mode: 'changed-only', max_age_days: 7 });
+    expect(changed.summary.customers.unchanged).toBe(9);
+    expect(changed.summary.requests.total).toBe(0);
   });
 });
