@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -506,6 +506,10 @@ describe('the run around the sending: lock, credentials, journal, events', () =>
       ['would-send', 1],
     ]);
     expect(outcome.summary.requests).toMatchObject({ total: 3, sent: 0 });
+    // The fixture is not sorted: staged, with a note but nothing sent again.
+    expect(outcome.summary.notes).toEqual([
+      'export.csv is not sorted by customer (row 5: customer 100101 comes after 100105); it was staged instead',
+    ]);
   });
 
   it('a push while another holds the profile: exit 7, nothing sent, the other lock left alone', async () => {
@@ -647,23 +651,139 @@ describe('the run around the sending: lock, credentials, journal, events', () =>
     expect(outcome.summary.rows_read).toBeGreaterThan(0);
     expect(staged?.type === 'staged' && staged.seconds).toBeGreaterThanOrEqual(0);
     expect(outcome.summary.customers.read).toBe(11);
+    // Two files tried side by side and found unsorted before anything was sent: no note.
+    expect(outcome.summary.notes).toBeUndefined();
   });
 
   it('with --full: the summary names the mode, the default age and the record', async () => {
-    const state = join(work, 'state-full');
+    const env = { LEADCTL_STATE_DIR: join(work, 'state-full'), LEADCTL_CONFIG_DIR: join(work, 'config-full') };
     const outcome = await runBatchPush(
       fixtureRun({ rejectsPath: join(work, 'full.csv'), delta: 'full' }),
-      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), fakeClient().client),
+      environment(memoryIO({ cwd: fixtures, env }), fakeClient().client),
     );
     expect(outcome.summary.delta).toMatchObject({ mode: 'full', max_age_days: 30, unchanged_raw: 0 });
     expect(outcome.summary.delta!.record).toEqual(expect.any(String));
     expect(existsSync(outcome.summary.delta!.record!)).toBe(true);
     const changed = await runBatchPush(
       fixtureRun({ rejectsPath: join(work, 'full-2.csv'), delta: 'changed-only', maxAgeDays: 7 }),
-      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), fakeClient().client),
+      environment(memoryIO({ cwd: fixtures, env }), fakeClient().client),
     );
     expect(changed.summary.delta).toMatchObject({ mode: 'changed-only', max_age_days: 7 });
     expect(changed.summary.customers.unchanged).toBe(9);
     expect(changed.summary.requests.total).toBe(0);
+  });
+});
+
+describe('streaming, staging and the record of what was sent', () => {
+  async function sortedExport(name: string, customers: number) {
+    const out = join(work, name);
+    await writeExport({ out, customers, seed: 7, paymentsPerCustomer: 2, shapes: ['denormalised'] });
+    return out;
+  }
+  const run = (over: Partial<Parameters<typeof request>[0]> = {}) =>
+    request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), ...over });
+
+  it('a sorted file streams: every row counted, no staging, no note', async () => {
+    const dir = await sortedExport('gen-stream', 60);
+    const rows = readFileSync(join(dir, 'export.csv'), 'utf8').trimEnd().split('\n').length - 1;
+    const events: PushEvent[] = [];
+    const outcome = await runBatchPush(
+      run({ chunkSize: 25 }),
+      environment(
+        memoryIO({ cwd: dir, env: { LEADCTL_STATE_DIR: join(work, 'state-stream') } }),
+        fakeClient().client,
+        events,
+      ),
+    );
+    expect(outcome.exitCode).toBe(0);
+    expect(outcome.summary.rows_read).toBe(rows);
+    expect(outcome.summary.notes).toBeUndefined();
+    expect(events.some((e) => e.type === 'staged')).toBe(false);
+    const last = events.filter((e) => e.type === 'request').at(-1);
+    expect(last).toMatchObject({ doneCustomers: 60, totalCustomers: 60, requestsDone: 3 });
+  });
+
+  it('a sorted file with a header and no rows: exit 2, "no records"', async () => {
+    const dir = mkdtempSync(join(work, 'header-only-'));
+    const source = await sortedExport('gen-header', 2);
+    writeFileSync(join(dir, 'export.csv'), readFileSync(join(source, 'export.csv'), 'utf8').split('\n')[0] + '\n');
+    const fake = fakeClient();
+    await expect(
+      runBatchPush(
+        run(),
+        environment(memoryIO({ cwd: dir, env: { LEADCTL_STATE_DIR: join(dir, 'state') } }), fake.client),
+      ),
+    ).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('export.csv: no records') });
+    expect(fake.bodies).toHaveLength(0);
+  });
+
+  it('stages in LEADCTL_TMPDIR while sending, and leaves nothing there', async () => {
+    const tmp = mkdtempSync(join(work, 'tmpdir-'));
+    const during: string[][] = [];
+    const fake = fakeClient({
+      answer: () => {
+        during.push(readdirSync(tmp));
+        return 'ok';
+      },
+    });
+    const io = memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: join(work, 'state-tmp'), LEADCTL_TMPDIR: tmp } });
+    await runBatchPush(
+      request({
+        inputs: [{ path: 'export.csv', role: 'auto' }],
+        mappingPath: 'mapping.json',
+        rejectsPath: join(work, 'tmp.csv'),
+      }),
+      environment(io, fake.client),
+    );
+    expect(during).toHaveLength(1);
+    expect(during[0]).toHaveLength(1);
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+
+  it('on a signal, says it is stopping and how many requests are in flight', async () => {
+    const dir = await sortedExport('gen-signal', 150);
+    const io = memoryIO({ cwd: dir, env: { LEADCTL_STATE_DIR: join(work, 'state-sig') } });
+    const events: PushEvent[] = [];
+    let release!: () => void;
+    const gate = new Promise<'ok'>((resolve) => (release = () => resolve('ok')));
+    const fake = fakeClient({
+      answer: (n) => {
+        if (n === 0) {
+          io.sendSignal('SIGTERM');
+          setTimeout(release, 20);
+          return gate;
+        }
+        return 'ok';
+      },
+    });
+    const outcome = await runBatchPush(run({ chunkSize: 50, concurrency: 1 }), environment(io, fake.client, events));
+    expect(outcome.exitCode).toBe(143);
+    expect(events.filter((e) => e.type === 'stopping')).toEqual([{ type: 'stopping', reason: 'SIGTERM', inFlight: 1 }]);
+    expect(fake.bodies).toHaveLength(1);
+  });
+
+  it('--changed-only forgets a customer the service skipped, and sends it (only it) next time', async () => {
+    const dir = await sortedExport('gen-delta', 30);
+    const env = { LEADCTL_STATE_DIR: join(work, 'state-delta'), LEADCTL_CONFIG_DIR: join(work, 'config-delta') };
+    let skippedId = '';
+    const first = fakeClient({
+      answer: (_n, body) => {
+        skippedId = body.customers[3]!.customer_id;
+        return { skipped: [{ path: 'customers.3', id: skippedId, errors: ['customer_id: not now'] }] };
+      },
+    });
+    const one = await runBatchPush(
+      run({ delta: 'changed-only', rejectsPath: join(work, 'delta-1.csv') }),
+      environment(memoryIO({ cwd: dir, env }), first.client),
+    );
+    expect(one.summary.customers).toMatchObject({ sent: 30, rejected: 1 });
+    const second = fakeClient();
+    const two = await runBatchPush(
+      run({ delta: 'changed-only', rejectsPath: join(work, 'delta-2.csv') }),
+      environment(memoryIO({ cwd: dir, env }), second.client),
+    );
+    expect(second.bodies.flatMap((b) => b.customers.map((c) => c.customer_id))).toEqual([skippedId]);
+    expect(two.summary.customers).toMatchObject({ sent: 1, unchanged: 29 });
+    expect(two.summary.delta!.unchanged_raw).toBe(29);
   });
 });
