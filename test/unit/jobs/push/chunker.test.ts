@@ -103,3 +103,84 @@ describe('Chunker (generated customers and limits)', () => {
     expect(chunker.finish()?.customers.map((c) => c.customerId)).toEqual(['B']);
   });
 });
+
+describe('Chunker with bodies larger than a first buffer', () => {
+  const KB = 1024;
+
+  it('grows a body past its first buffer, by doubling or to what one customer needs, byte for byte', () => {
+    const chunker = new Chunker({ maxCustomers: 100, maxBytes: 4 * KB * KB });
+    // Small customers, then one larger than twice what the body holds so far.
+    const list = [
+      ...Array.from({ length: 5 }, (_, i) => customer(`S${i}`, 'é'.repeat(10 * KB))),
+      customer('HUGE', 'x'.repeat(300 * KB)),
+      customer('AFTER', 'y'.repeat(70 * KB)),
+    ];
+    for (const c of list) expect(chunker.add(c)).toBeUndefined();
+    const chunk = chunker.finish()!;
+    const jsons = list.map((c) => c.json);
+    expect(customersBody(chunk.customers).toString('utf8')).toBe(body(jsons));
+    expect(chunk.bytes).toBe(Buffer.byteLength(body(jsons)));
+    expect(chunk.customers.map((c) => c.json)).toEqual(jsons);
+  });
+
+  it('a customer alone larger than the first buffer gets a body of its own size', () => {
+    const chunker = new Chunker({ maxCustomers: 10, maxBytes: 1000 });
+    const huge = customer('HUGE', 'z'.repeat(200 * KB));
+    chunker.add(huge);
+    const chunk = chunker.finish()!;
+    expect(customersBody(chunk.customers).toString('utf8')).toBe(body([huge.json]));
+  });
+
+  it('the next chunk after a large one is cut right, in a body of its own', () => {
+    const chunker = new Chunker({ maxCustomers: 2, maxBytes: 2 * KB * KB });
+    const list = Array.from({ length: 6 }, (_, i) => customer(`C${i}`, String(i).repeat(100 * KB)));
+    const chunks: Chunk[] = [];
+    for (const c of list) {
+      const closed = chunker.add(c);
+      if (closed) chunks.push(closed);
+    }
+    chunks.push(chunker.finish()!);
+    expect(chunks.map((c) => customersBody(c.customers).toString('utf8'))).toEqual([
+      body([list[0]!.json, list[1]!.json]),
+      body([list[2]!.json, list[3]!.json]),
+      body([list[4]!.json, list[5]!.json]),
+    ]);
+  });
+
+  it('a chunk released twice gives its buffer back once: the two chunks after it never share one', () => {
+    const chunker = new Chunker({ maxCustomers: 1, maxBytes: KB * KB });
+    const first = chunker.add(customer('A', 'a'.repeat(100)));
+    expect(first).toBeUndefined();
+    const a = chunker.add(customer('B', 'b'.repeat(100)))!;
+    a.release();
+    a.release();
+    const b = chunker.add(customer('C', 'c'.repeat(100)))!;
+    const c = chunker.add(customer('D', 'd'.repeat(100)))!;
+    const d = chunker.finish()!;
+    expect(customersBody(b.customers).toString()).toBe(
+      body([JSON.stringify({ customer_id: 'B', text: 'b'.repeat(100) })]),
+    );
+    expect(customersBody(c.customers).toString()).toBe(
+      body([JSON.stringify({ customer_id: 'C', text: 'c'.repeat(100) })]),
+    );
+    expect(customersBody(d.customers).toString()).toBe(
+      body([JSON.stringify({ customer_id: 'D', text: 'd'.repeat(100) })]),
+    );
+  });
+
+  it('buffers given back are used again for later chunks, without mixing bytes', () => {
+    const chunker = new Chunker({ maxCustomers: 3, maxBytes: KB * KB });
+    const list = Array.from({ length: 30 }, (_, i) => customer(`C${i}`, 'é'.repeat((i * 7919) % 3000)));
+    const open: { chunk: Chunk; jsons: string[] }[] = [];
+    let k = 0;
+    const take = (chunk: Chunk | undefined) => {
+      if (!chunk) return;
+      open.push({ chunk, jsons: chunk.customers.map((c) => c.json) });
+      // Answered out of order: every other chunk at once, the rest later.
+      if (k++ % 2 === 0) open.shift()!.chunk.release();
+    };
+    for (const c of list) take(chunker.add(c));
+    take(chunker.finish());
+    for (const { chunk, jsons } of open) expect(customersBody(chunk.customers).toString('utf8')).toBe(body(jsons));
+  });
+});
