@@ -118,6 +118,17 @@ describe('taking the lock', () => {
     lock.release();
   });
 
+  it('a lock that cannot be read (a folder in its place) counts as held by another process, not as gone', () => {
+    const dir = fresh();
+    const path = lockFile(dir);
+    mkdirSync(path);
+    const err = thrown(() => PushLock.acquire(dir, 'default', 'customers batch', now));
+    expect(err).toBeInstanceOf(PushLockedError);
+    expect(err.message).toBe(
+      'another push is running for profile "default" (another process); not starting a second one',
+    );
+  });
+
   it('gives up after a few attempts while another run holds the takeover, and says how to get out', () => {
     const dir = fresh();
     const path = lockFile(dir);
