@@ -184,3 +184,61 @@ describe('Chunker with bodies larger than a first buffer', () => {
     for (const { chunk, jsons } of open) expect(customersBody(chunk.customers).toString('utf8')).toBe(body(jsons));
   });
 });
+
+describe('Chunker at the exact edges', () => {
+  /** A customer whose JSON is exactly `size` bytes. */
+  function sized(id: string, size: number): ValidCustomer {
+    const bare = Buffer.byteLength(JSON.stringify({ customer_id: id, text: '' }));
+    return customer(id, 'x'.repeat(size - bare));
+  }
+
+  it('a chunk that reaches the byte limit exactly keeps the customer that fills it', () => {
+    const a = sized('A', 40);
+    const b = sized('B', 40);
+    // 14 + 40 + 1 + 40 + 2 = 97 bytes: a limit of 97 takes both, 96 does not.
+    const exact = new Chunker({ maxCustomers: 10, maxBytes: 97 });
+    exact.add(a);
+    expect(exact.add(b)).toBeUndefined();
+    expect(exact.finish()!.bytes).toBe(97);
+    const under = new Chunker({ maxCustomers: 10, maxBytes: 96 });
+    under.add(sized('A', 40));
+    expect(under.add(sized('B', 40))?.customers.map((c) => c.customerId)).toEqual(['A']);
+  });
+
+  it('two customers that fill the first buffer to its last byte, or one byte past it, make whole bodies', () => {
+    for (const total of [65_518, 65_519, 65_520, 65_521]) {
+      const chunker = new Chunker({ maxCustomers: 10, maxBytes: 1024 * 1024 });
+      const a = sized('A', 1000);
+      const b = sized('B', total - 1000);
+      chunker.add(a);
+      chunker.add(b);
+      const chunk = chunker.finish()!;
+      const text = customersBody(chunk.customers).toString('utf8');
+      expect(text.length, `customers of ${total} bytes`).toBe(total + 17);
+      expect(text).toBe(body([a.json, b.json]));
+    }
+  });
+
+  it('customers from two chunks that happen to sit at the same places are not taken for one run', () => {
+    const chunker = new Chunker({ maxCustomers: 2, maxBytes: 1024 * 1024 });
+    const list = [sized('A0', 50), sized('A1', 50), sized('B0', 50), sized('B1', 50)];
+    const chunks: Chunk[] = [];
+    for (const c of list) {
+      const closed = chunker.add(c);
+      if (closed) chunks.push(closed);
+    }
+    chunks.push(chunker.finish()!);
+    const [a, b] = chunks;
+    const mixed = [a!.customers[0]!, b!.customers[1]!];
+    expect(customersBody(mixed).toString()).toBe(body(mixed.map((c) => c.json)));
+  });
+
+  it('a placed customer followed by one never placed makes a body of both', () => {
+    const chunker = new Chunker({ maxCustomers: 5, maxBytes: 1024 * 1024 });
+    const placed = sized('P', 40);
+    chunker.add(placed);
+    const chunk = chunker.finish()!;
+    const loose = sized('L', 30);
+    expect(customersBody([chunk.customers[0]!, loose]).toString()).toBe(body([placed.json, loose.json]));
+  });
+});
