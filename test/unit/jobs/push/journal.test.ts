@@ -315,6 +315,7 @@ describe('a journal that is not what it should be', () => {
       { type: 'ack', ...ack(9, { skipped: [{ path: 'customers.0', errors: 'bad' }] }) },
       { type: 'ack', ...ack(10, { unconfirmed: 'all' }) },
       { type: 'ack', ...ack(11, { unconfirmed: [0.5] }) },
+      { type: 'ack', ...ack(14, { unconfirmed: [0, 0.5] }) },
       { type: 'ack', ...ack(12), chunk: '12' },
       { type: 'complete', at: 5 },
       { type: 'something else', chunk: 13 },
@@ -330,6 +331,8 @@ describe('a journal that is not what it should be', () => {
     expect(again.resumed).toBe(true);
     expect(again.journal.complete).toBe(false);
     expect([...Array(25).keys()].filter((i) => again.journal.ack(i) !== undefined)).toEqual([0, 20]);
+    // Nor do they count as acknowledged under another name (a chunk of -1, 2.5 or "12").
+    expect(again.journal.acknowledged).toBe(2);
     again.journal.close();
   });
 });
@@ -340,6 +343,8 @@ describe('the journals folder', () => {
     expect(journalKey('d', 'p', 'http://h:1/a/')).toBe(journalKey('d', 'p', 'http://h:1/a'));
     expect(journalKey('d', 'p', 'http://h:1/a')).not.toBe(journalKey('d', 'p', 'http://h:1a'));
     expect(journalKey('d', 'p', 'http://h', 'c')).not.toBe(journalKey('d', 'p', 'http://h'));
+    // A target without a client id is the target with an empty one.
+    expect(journalKey('d', 'p', 'http://h')).toBe(journalKey('d', 'p', 'http://h', ''));
     expect(journalKey('d', 'p', 'http://h')).toMatch(/^[0-9a-f]{64}$/);
   });
 

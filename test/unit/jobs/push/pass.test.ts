@@ -328,3 +328,56 @@ describe('a pass that stops', () => {
     expect(state.read).toBe(3);
   });
 });
+
+describe('a reading that stops by itself', () => {
+  /** Groups, with a ReadingStopped thrown once before the group at `at`; no `return` of its own. */
+  function stopsAt(groups: CustomerGroup[], at: number) {
+    const state = { read: 0, thrown: false };
+    const iterable: AsyncIterable<CustomerGroup> = {
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          if (state.read === at && !state.thrown) {
+            state.thrown = true;
+            throw new ReadingStopped();
+          }
+          if (state.read >= groups.length) return { done: true, value: undefined };
+          return { done: false, value: groups[state.read++]! };
+        },
+      }),
+    };
+    return { iterable, state };
+  }
+  const five = () => ['A', 'B', 'C', 'D', 'E'].map((id) => valid(id));
+
+  it('in a staged export, counts the rest to its end but says the input was not fully read', async () => {
+    const r = run({ streaming: false });
+    r.options.stop = () => undefined;
+    const { iterable, state } = stopsAt(five(), 3);
+    await checkAndChunk(iterable, r.options);
+    expect(r.account.inputFullyRead).toBe(false);
+    expect(state.read).toBe(5);
+    expect(r.account.tally.notSent.customers).toBe(3);
+  });
+
+  it('while streaming with no stop recorded: the same, without needing a reason', async () => {
+    const r = run();
+    r.options.stop = () => undefined;
+    const { iterable } = stopsAt(five(), 3);
+    await checkAndChunk(iterable, r.options);
+    expect(r.account.inputFullyRead).toBe(false);
+    expect(r.sent).toEqual([['A', 'B']]);
+  });
+
+  it('an error from an input that cannot be closed early is passed on as it is', async () => {
+    const r = run();
+    const boom = new Error('broken pipe');
+    const iterable: AsyncIterable<CustomerGroup> = {
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          throw boom;
+        },
+      }),
+    };
+    await expect(checkAndChunk(iterable, r.options)).rejects.toBe(boom);
+  });
+});

@@ -234,6 +234,29 @@ describe('the rejects file', () => {
     expect(w.reasons()).toEqual([expect.objectContaining({ count: 300 })]);
   });
 
+  it('a failure with no one to tell still leaves the run going', () => {
+    const w = new RejectsWriter('/dev/full', dir, ['a.csv'], false);
+    const long = 'y'.repeat(1000);
+    expect(() => {
+      for (let i = 0; i < 300; i++) w.add(reject({ row: i, reason: long }));
+      w.close();
+    }).not.toThrow();
+    expect(w.failure).toBeInstanceOf(LeadctlError);
+    expect(w.count).toBe(300);
+  });
+
+  it('a folder in place of the file is refused at once, naming the rejects file', () => {
+    expect(() => new RejectsWriter(dir, dir, ['a.csv'], false)).toThrow(`the rejects file ${dir} is a directory`);
+  });
+
+  it('a reject without a customer id gets an empty cell', () => {
+    const p = path();
+    const w = new RejectsWriter(p, dir, ['a.csv'], false);
+    w.add({ src: 0, row: 9, level: 'customer', reason: 'x' } as Reject);
+    w.close();
+    expect(readFileSync(p, 'utf8').split('\n')[1]).toBe('a.csv,9,,,,,x');
+  });
+
   it('a file that cannot be completed fails at close, the same way', () => {
     const sub = join(dir, `gone${n++}`);
     mkdirSync(sub);

@@ -239,6 +239,31 @@ describe('the service skipped part of a request', () => {
   });
 });
 
+describe('indices past 9', () => {
+  it('a loan or payment at index 10 or more is found like any other', () => {
+    const many: CustomerTrace = {
+      customerId: 'M',
+      src: 0,
+      row: 2,
+      loans: Array.from({ length: 12 }, (_, l) => ({
+        loanId: `L${l}`,
+        origin: { src: 0, row: 10 + l },
+        payments: Array.from({ length: 12 }, (_, p) => ({ paymentId: `L${l}P${p}`, origin: { src: 1, row: 100 + p } })),
+      })),
+    };
+    const r = applySkips(
+      [many],
+      [
+        { path: 'customers.0.loans.11', id: 'L11', errors: ['x'] },
+        { path: 'customers.0.loans.3.payments.10', id: 'L3P10', errors: ['y'] },
+      ],
+    );
+    expect(r.rejected).toEqual({ customers: 0, loans: 1, payments: 13 });
+    expect(r.rejects[0]).toMatchObject({ level: 'loan', loanId: 'L11', row: 21 });
+    expect(r.rejects.at(-1)).toMatchObject({ level: 'payment', paymentId: 'L3P10', row: 110 });
+  });
+});
+
 describe('the service refused a whole request', () => {
   it('says so without "skipped", and what the customer held is not stored because of the refusal', () => {
     const r = applySkips(
