@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -785,5 +786,250 @@ describe('streaming, staging and the record of what was sent', () => {
     expect(second.bodies.flatMap((b) => b.customers.map((c) => c.customer_id))).toEqual([skippedId]);
     expect(two.summary.customers).toMatchObject({ sent: 1, unchanged: 29 });
     expect(two.summary.delta!.unchanged_raw).toBe(29);
+  });
+});
+
+describe('staged from the start (standard input), journals and resuming', () => {
+  const fixtureText = () => readFileSync(join(fixtures, 'export.csv'), 'utf8');
+  const stdinRun = (over: Partial<Parameters<typeof request>[0]> = {}) =>
+    request({ inputs: [{ path: '-', role: 'auto' }], mappingPath: join(fixtures, 'mapping.json'), ...over });
+
+  it('journals a push from standard input under its content, and resumes it only for the same content', async () => {
+    const state = join(work, 'state-stdin');
+    const warnings: string[] = [];
+    const envOf = (stdin: string, client: ApiClient) => ({
+      ...environment(memoryIO({ cwd: work, stdin, env: { LEADCTL_STATE_DIR: state } }), client),
+      warn: (line: string) => warnings.push(line),
+    });
+    const down = fakeClient({ answer: (n) => (n >= 1 ? new ServiceError('service unavailable', 503) : 'ok') });
+    const first = await runBatchPush(
+      stdinRun({ rejectsPath: join(work, 'stdin-1.csv'), chunkSize: 4, concurrency: 1 }),
+      envOf(fixtureText(), down.client),
+    );
+    expect(first.exitCode).toBe(5);
+    expect(first.summary.journal).not.toBeNull();
+    const same = fakeClient();
+    const second = await runBatchPush(
+      stdinRun({ rejectsPath: join(work, 'stdin-2.csv'), chunkSize: 4, concurrency: 1, resume: true }),
+      envOf(fixtureText(), same.client),
+    );
+    expect(second.summary.resumed).toBe(true);
+    expect(second.summary.requests).toMatchObject({ acknowledged_before: 1, sent: 2 });
+    expect(warnings).toEqual([]);
+    // Other content (one cell changed): nothing of it was acknowledged.
+    const other = fakeClient();
+    const third = await runBatchPush(
+      stdinRun({ rejectsPath: join(work, 'stdin-3.csv'), chunkSize: 4, concurrency: 1, resume: true }),
+      envOf(fixtureText().replace('100101', '100100'), other.client),
+    );
+    expect(third.summary.resumed).toBe(false);
+    expect(third.summary.requests.acknowledged_before).toBe(0);
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('standard input with a header and no rows: exit 2, "no records"', async () => {
+    const header = `${fixtureText().split('\n')[0]}\n`;
+    await expect(
+      runBatchPush(
+        stdinRun({ rejectsPath: join(work, 'stdin-empty.csv') }),
+        environment(
+          memoryIO({ cwd: work, stdin: header, env: { LEADCTL_STATE_DIR: join(work, 'state-stdin-e') } }),
+          fakeClient().client,
+        ),
+      ),
+    ).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('no records') });
+  });
+
+  it('a signal while staging stops the reading: interrupted, nothing sent, the rest said unread', async () => {
+    const out = join(work, 'gen-stdin-signal');
+    await writeExport({ out, customers: 3500, seed: 9, paymentsPerCustomer: 3, shapes: ['denormalised'] });
+    const text = readFileSync(join(out, 'export.csv'), 'utf8');
+    const fake = fakeClient();
+    const events: PushEvent[] = [];
+    const io = memoryIO({ cwd: work, stdin: text, env: { LEADCTL_STATE_DIR: join(work, 'state-stdin-sig') } });
+    const env = {
+      ...environment(io, fake.client, events),
+      onEvent: (e: PushEvent) => {
+        events.push(e);
+        if (e.type === 'reading' && e.rows === 5000) io.sendSignal('SIGINT');
+      },
+    };
+    const outcome = await runBatchPush(stdinRun({ rejectsPath: join(work, 'stdin-sig.csv') }), env);
+    expect(outcome.exitCode).toBe(130);
+    expect(outcome.summary.status).toBe('interrupted');
+    expect(fake.bodies).toHaveLength(0);
+    expect(outcome.summary.notes).toContain('the rest of the export was not read: rerun with --resume to continue');
+    expect(events.some((e) => e.type === 'staged')).toBe(false);
+  });
+
+  it('an unsorted file staged after all is resumed as staged, keeping what was acknowledged', async () => {
+    const state = join(work, 'state-unsorted-resume');
+    const args = { rejectsPath: join(work, 'ur.csv'), chunkSize: 4, concurrency: 1 };
+    const base = () => request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: 'mapping.json' });
+    const down = fakeClient({ answer: (n) => (n >= 1 ? new ServiceError('service unavailable', 503) : 'ok') });
+    const first = await runBatchPush(
+      { ...base(), ...args },
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), down.client),
+    );
+    expect(first.exitCode).toBe(5);
+    const rest = fakeClient();
+    const events: PushEvent[] = [];
+    const second = await runBatchPush(
+      { ...base(), ...args, resume: true },
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), rest.client, events),
+    );
+    expect(second.exitCode).toBe(4);
+    expect(second.summary.resumed).toBe(true);
+    expect(second.summary.requests).toMatchObject({ total: 3, acknowledged_before: 1, sent: 2 });
+    expect(rest.bodies.flatMap((b) => b.customers)).toHaveLength(5);
+    // Known staged from the journal: not streamed first, so no note about sorting.
+    expect(second.summary.notes).toBeUndefined();
+    expect(events.filter((e) => e.type === 'request').map((e) => e.type === 'request' && e.outcome)).toEqual([
+      'from-journal',
+      'accepted',
+      'accepted',
+    ]);
+  });
+
+  it('a second push without --resume sends everything again', async () => {
+    const state = join(work, 'state-twice');
+    const args = request({
+      inputs: [{ path: 'export.csv', role: 'auto' }],
+      mappingPath: 'mapping.json',
+      rejectsPath: join(work, 'twice.csv'),
+      chunkSize: 4,
+    });
+    await runBatchPush(
+      args,
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), fakeClient().client),
+    );
+    const again = fakeClient();
+    const second = await runBatchPush(
+      args,
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), again.client),
+    );
+    expect(second.summary.resumed).toBe(false);
+    expect(second.summary.requests).toMatchObject({ acknowledged_before: 0, sent: 3 });
+  });
+
+  it('a corrupt journal is set aside with a warning through the run', async () => {
+    const state = join(work, 'state-corrupt');
+    const args = (resume: boolean) =>
+      request({
+        inputs: [{ path: 'export.csv', role: 'auto' }],
+        mappingPath: 'mapping.json',
+        rejectsPath: join(work, 'corrupt.csv'),
+        resume,
+      });
+    const first = await runBatchPush(
+      args(false),
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), fakeClient().client),
+    );
+    writeFileSync(first.summary.journal!, 'garbage\n');
+    const warnings: string[] = [];
+    const second = await runBatchPush(args(true), {
+      ...environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), fakeClient().client),
+      warn: (line: string) => warnings.push(line),
+    });
+    expect(second.summary.resumed).toBe(false);
+    expect(warnings[0]).toMatch(/^Warning: the journal .* is corrupt or was edited/);
+  });
+});
+
+describe('what a run leaves behind and reports', () => {
+  it('the lock names the command while the push runs; the staged pass leaves no second rejects file', async () => {
+    const state = join(work, 'state-lockfile');
+    const out = mkdtempSync(join(work, 'rejects-dir-'));
+    const seen: string[] = [];
+    const fake = fakeClient({
+      answer: () => {
+        seen.push(JSON.parse(readFileSync(join(state, 'locks', 'default.lock'), 'utf8')).command);
+        return 'ok';
+      },
+    });
+    const events: PushEvent[] = [];
+    const outcome = await runBatchPush(
+      request({
+        inputs: [{ path: 'export.csv', role: 'auto' }],
+        mappingPath: 'mapping.json',
+        rejectsPath: join(out, 'rejects.csv'),
+      }),
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), fake.client, events),
+    );
+    expect(seen).toEqual(['customers batch']);
+    expect(readdirSync(out)).toEqual(['rejects.csv']);
+    expect(outcome.summary.elapsed_seconds).toBeLessThan(30);
+    expect(outcome.summary.elapsed_seconds).toBeGreaterThanOrEqual(0);
+    const staged = events.find((e) => e.type === 'staged');
+    expect(staged?.type === 'staged' && staged.seconds).toBeLessThan(30);
+    const input = events.find((e) => e.type === 'input');
+    expect(input).toEqual({
+      type: 'input',
+      file: 'export.csv',
+      sha256: createHash('sha256')
+        .update(readFileSync(join(fixtures, 'export.csv')))
+        .digest('hex'),
+    });
+    expect(events.filter((e) => e.type === 'request').map((e) => e.type === 'request' && e.outcome)).toEqual([
+      'accepted',
+    ]);
+  });
+
+  it('a check-only run reads each file once (no digest), is never "resumed", and counts the staged customers', async () => {
+    const events: PushEvent[] = [];
+    const outcome = await runBatchPush(
+      request({
+        inputs: [{ path: 'export.csv', role: 'auto' }],
+        mappingPath: 'mapping.json',
+        rejectsPath: join(work, 'vo-2.csv'),
+        validateOnly: true,
+      }),
+      environment(
+        memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: join(work, 'state-vo-2') } }),
+        fakeClient().client,
+        events,
+      ),
+    );
+    expect(outcome.summary.resumed).toBe(false);
+    expect(events.some((e) => e.type === 'input')).toBe(false);
+    expect(events.filter((e) => e.type === 'request').at(-1)).toMatchObject({ totalCustomers: 10 });
+  });
+
+  it('a rejects file that cannot be completed stops the run: failed, with a note', async () => {
+    const folder = mkdtempSync(join(work, 'vanishing-'));
+    const rejectsPath = join(folder, 'rejects.csv');
+    // The folder of the rejects file goes away while the request is in flight.
+    const fake = fakeClient({ answer: () => (rmSync(folder, { recursive: true }), 'ok') });
+    const outcome = await runBatchPush(
+      request({ inputs: [{ path: 'export.csv', role: 'auto' }], mappingPath: 'mapping.json', rejectsPath }),
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: join(work, 'state-vanish') } }), fake.client),
+    );
+    expect(outcome.summary.status).toBe('failed');
+    expect(outcome.exitCode).toBe(outcome.summary.exit_code);
+    expect(outcome.exitCode).not.toBe(0);
+    expect(outcome.summary.rejects_file).toBeNull();
+    expect(outcome.summary.notes).toContainEqual(
+      expect.stringContaining(`the rejects file ${rejectsPath} could not be written and was removed`),
+    );
+  });
+
+  it('a rejects file named on a full device is refused before anything is sent', async () => {
+    const fake = fakeClient();
+    // The run is set up (and the named rejects file created) before the promise exists.
+    await expect(
+      (async () =>
+        runBatchPush(
+          request({
+            inputs: [{ path: 'export.csv', role: 'auto' }],
+            mappingPath: 'mapping.json',
+            rejectsPath: '/dev/full',
+          }),
+          environment(
+            memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: join(work, 'state-full-disk') } }),
+            fake.client,
+          ),
+        ))(),
+    ).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('the rejects file /dev/full') });
+    expect(fake.bodies).toHaveLength(0);
   });
 });
