@@ -1033,3 +1033,44 @@ describe('what a run leaves behind and reports', () => {
     expect(fake.bodies).toHaveLength(0);
   });
 });
+
+describe('the record of what was sent, in check-only runs and after refusals', () => {
+  const args = (over: Partial<Parameters<typeof request>[0]>) =>
+    request({
+      inputs: [{ path: 'export.csv', role: 'auto' }],
+      mappingPath: 'mapping.json',
+      rejectsPath: join(work, 'record.csv'),
+      delta: 'changed-only',
+      ...over,
+    });
+
+  it('a check-only run with --changed-only makes no record, and counts everything as to be sent', async () => {
+    const env = { LEADCTL_STATE_DIR: join(work, 'state-rec-vo'), LEADCTL_CONFIG_DIR: join(work, 'config-rec-vo') };
+    const outcome = await runBatchPush(
+      args({ validateOnly: true }),
+      environment(memoryIO({ cwd: fixtures, env }), fakeClient().client),
+    );
+    expect(outcome.summary.delta).toMatchObject({ mode: 'changed-only', record: null });
+    expect(outcome.summary.customers).toMatchObject({ valid: 9, unchanged: 0 });
+    expect(existsSync(join(work, 'state-rec-vo', 'journals'))).toBe(false);
+  });
+
+  it('customers of a request the service refused are sent again by the next --changed-only run', async () => {
+    const env = { LEADCTL_STATE_DIR: join(work, 'state-rec-ref'), LEADCTL_CONFIG_DIR: join(work, 'config-rec-ref') };
+    const refusing = fakeClient({
+      answer: (n) => (n === 0 ? new ValidationError('bad request', {}, { http: { status: 400 } }) : 'ok'),
+    });
+    const first = await runBatchPush(
+      args({ chunkSize: 4, concurrency: 1 }),
+      environment(memoryIO({ cwd: fixtures, env }), refusing.client),
+    );
+    expect(first.summary.customers).toMatchObject({ sent: 9, rejected: 5 });
+    const next = fakeClient();
+    const second = await runBatchPush(
+      args({ chunkSize: 4 }),
+      environment(memoryIO({ cwd: fixtures, env }), next.client),
+    );
+    expect(second.summary.customers).toMatchObject({ sent: 4, unchanged: 5 });
+    expect(next.bodies.flatMap((b) => b.customers)).toHaveLength(4);
+  });
+});
