@@ -910,6 +910,8 @@ describe('staged from the start (standard input), journals and resuming', () => 
     );
     expect(second.summary.resumed).toBe(false);
     expect(second.summary.requests).toMatchObject({ acknowledged_before: 0, sent: 3 });
+    // Without --changed-only or --full, no record of what was sent is made.
+    expect(readdirSync(state).sort()).toEqual(['journals', 'locks']);
   });
 
   it('a corrupt journal is set aside with a warning through the run', async () => {
@@ -1072,5 +1074,85 @@ describe('the record of what was sent, in check-only runs and after refusals', (
     );
     expect(second.summary.customers).toMatchObject({ sent: 4, unchanged: 5 });
     expect(next.bodies.flatMap((b) => b.customers)).toHaveLength(4);
+  });
+});
+
+describe('a journal that does not match the inputs, and a rejects file only when asked', () => {
+  it('--resume with an acknowledgement edited to other customers: failed (exit 1) with a summary, not a crash', async () => {
+    const state = join(work, 'state-mismatch');
+    const args = (resume: boolean) =>
+      request({
+        inputs: [{ path: 'export.csv', role: 'auto' }],
+        mappingPath: 'mapping.json',
+        rejectsPath: join(work, 'mismatch.csv'),
+        chunkSize: 4,
+        resume,
+      });
+    const down = fakeClient({ answer: (n) => (n >= 1 ? new ServiceError('service unavailable', 503) : 'ok') });
+    const first = await runBatchPush(
+      args(false),
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), down.client),
+    );
+    const path = first.summary.journal!;
+    writeFileSync(path, readFileSync(path, 'utf8').replace(/"first":"[^"]*"/, '"first":"someone-else"'));
+    const fake = fakeClient();
+    const outcome = await runBatchPush(
+      args(true),
+      environment(memoryIO({ cwd: fixtures, env: { LEADCTL_STATE_DIR: state } }), fake.client),
+    );
+    expect(outcome.exitCode).toBe(1);
+    expect(outcome.summary.status).toBe('failed');
+    expect(outcome.summary.error).toMatchObject({
+      code: 'journal_mismatch',
+      message: expect.stringContaining('does not match request 1 of these inputs'),
+    });
+    expect(fake.bodies).toHaveLength(0);
+  });
+
+  it('a rejects file named with nothing rejected holds just its header; unnamed, none is made', async () => {
+    const out = join(work, 'gen-clean');
+    await writeExport({ out, customers: 20, seed: 4, paymentsPerCustomer: 1, shapes: ['denormalised'] });
+    const run = (rejectsPath?: string) =>
+      runBatchPush(
+        request({
+          inputs: [{ path: 'export.csv', role: 'auto' }],
+          mappingPath: join(fixtures, 'mapping.json'),
+          ...(rejectsPath ? { rejectsPath } : {}),
+        }),
+        environment(memoryIO({ cwd: out, env: { LEADCTL_STATE_DIR: join(work, 'state-clean') } }), fakeClient().client),
+      );
+    const unnamed = await run();
+    expect(unnamed.summary.rejects).toBe(0);
+    expect(unnamed.summary.rejects_file).toBeNull();
+    expect(readdirSync(out).filter((n) => n.startsWith('leadctl-rejects-'))).toEqual([]);
+    const named = join(work, 'clean-rejects.csv');
+    const outcome = await run(named);
+    expect(outcome.summary.rejects).toBe(0);
+    expect(readFileSync(named, 'utf8')).toBe('source_file,row,customer_id,loan_id,payment_id,field,reason\n');
+  });
+
+  it('a signal in a check-only run says nothing is in flight', async () => {
+    const out = join(work, 'gen-vo-signal');
+    await writeExport({ out, customers: 2000, seed: 8, paymentsPerCustomer: 3, shapes: ['denormalised'] });
+    const io = memoryIO({ cwd: out, env: { LEADCTL_STATE_DIR: join(work, 'state-vo-sig') } });
+    const events: PushEvent[] = [];
+    const env = {
+      ...environment(io, fakeClient().client, events),
+      onEvent: (e: PushEvent) => {
+        events.push(e);
+        if (e.type === 'reading' && e.rows === 5000) io.sendSignal('SIGTERM');
+      },
+    };
+    const outcome = await runBatchPush(
+      request({
+        inputs: [{ path: 'export.csv', role: 'auto' }],
+        mappingPath: join(fixtures, 'mapping.json'),
+        rejectsPath: join(work, 'vo-sig.csv'),
+        validateOnly: true,
+      }),
+      env,
+    );
+    expect(outcome.exitCode).toBe(143);
+    expect(events.filter((e) => e.type === 'stopping')).toEqual([{ type: 'stopping', reason: 'SIGTERM', inFlight: 0 }]);
   });
 });
