@@ -1156,3 +1156,35 @@ describe('a journal that does not match the inputs, and a rejects file only when
     expect(events.filter((e) => e.type === 'stopping')).toEqual([{ type: 'stopping', reason: 'SIGTERM', inFlight: 0 }]);
   });
 });
+
+describe('a request waiting for a free slot when the run stops', () => {
+  it('is not sent: counted as not sent, for --resume', async () => {
+    const out = join(work, 'gen-waiting');
+    await writeExport({ out, customers: 150, seed: 12, paymentsPerCustomer: 1, shapes: ['denormalised'] });
+    const io = memoryIO({ cwd: out, env: { LEADCTL_STATE_DIR: join(work, 'state-waiting') } });
+    let release!: () => void;
+    const gate = new Promise<'ok'>((resolve) => (release = () => resolve('ok')));
+    const fake = fakeClient({
+      answer: (n) => {
+        if (n > 0) return 'ok';
+        // The next chunk is cut and waits for the one slot; then the signal comes, then the answer.
+        setTimeout(() => io.sendSignal('SIGINT'), 1000);
+        setTimeout(release, 1100);
+        return gate;
+      },
+    });
+    const outcome = await runBatchPush(
+      request({
+        inputs: [{ path: 'export.csv', role: 'auto' }],
+        mappingPath: join(fixtures, 'mapping.json'),
+        chunkSize: 50,
+        concurrency: 1,
+      }),
+      environment(io, fake.client),
+    );
+    expect(outcome.exitCode).toBe(130);
+    expect(fake.bodies).toHaveLength(1);
+    expect(outcome.summary.requests).toMatchObject({ total: 3, sent: 1, not_sent: 2 });
+    expect(outcome.summary.customers).toMatchObject({ accepted: 50 });
+  });
+});
