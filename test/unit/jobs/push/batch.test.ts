@@ -709,13 +709,16 @@ describe('streaming, staging and the record of what was sent', () => {
     const source = await sortedExport('gen-header', 2);
     writeFileSync(join(dir, 'export.csv'), readFileSync(join(source, 'export.csv'), 'utf8').split('\n')[0] + '\n');
     const fake = fakeClient();
+    const rejectsPath = join(dir, 'rejects.csv');
     await expect(
       runBatchPush(
-        run(),
+        run({ rejectsPath }),
         environment(memoryIO({ cwd: dir, env: { LEADCTL_STATE_DIR: join(dir, 'state') } }), fake.client),
       ),
     ).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('export.csv: no records') });
     expect(fake.bodies).toHaveLength(0);
+    // The named rejects file is completed even so (a cron script may rely on it).
+    expect(readFileSync(rejectsPath, 'utf8')).toBe('source_file,row,customer_id,loan_id,payment_id,field,reason\n');
   });
 
   it('stages in LEADCTL_TMPDIR while sending, and leaves nothing there', async () => {
