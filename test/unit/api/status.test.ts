@@ -151,3 +151,82 @@ describe('answerExcerpt', () => {
     expect(long).toBe(`"${'x'.repeat(120)}…"`);
   });
 });
+
+describe('the status taxonomy at the edges of each range', () => {
+  it.each([
+    [100, 'request-problem'],
+    [199, 'request-problem'],
+    [299, 'success'],
+    [300, 'request-problem'],
+    [499, 'request-problem'],
+    [600, 'request-problem'],
+    [601, 'request-problem'],
+  ])('HTTP %i is %s', (status, klass) => {
+    expect(classifyStatus(status)).toBe(klass);
+    expect(isRetryableStatus(status)).toBe(false);
+  });
+});
+
+describe('checkAnswer: what a refusal says', () => {
+  const schema = z.looseObject({ data: z.array(z.unknown()), meta: z.object({ total: z.number() }) });
+
+  it.each([
+    [' application/json', true],
+    ['application/json ;charset=utf-8', true],
+    ['xapplication/json', false],
+    ['application/json-seq', false],
+    ['application/json5', false],
+    ['text/jsonx', false],
+    ['application/+json', false],
+  ])('content type %j is JSON: %s', (type, expected) => {
+    expect(isJsonContentType(type)).toBe(expected);
+  });
+
+  it('keeps the content type and the size of a refused answer, and no detail where there is none', () => {
+    const check = checkAnswer(200, 'text/html; charset=utf-8', ...text('<html></html>'));
+    expect(check).toEqual({
+      ok: false,
+      problem: { kind: 'not-json', bytes: 13, contentType: 'text/html; charset=utf-8' },
+    });
+    expect(checkAnswer(200, undefined, '', 0)).toEqual({ ok: false, problem: { kind: 'empty', bytes: 0 } });
+  });
+
+  it('names the character where JSON stops parsing, when the parser says', () => {
+    const check = checkAnswer(200, 'application/json', ...text('{"a":1}x'));
+    expect(check.ok ? undefined : check.problem.detail).toBe('invalid at character 7');
+  });
+
+  it('names up to three shape issues by their path, the root as "(root)"', () => {
+    const root = checkAnswer(200, 'application/json', ...text('"text"'), { schema });
+    expect(root.ok ? '' : root.problem.detail).toMatch(/^\(root\): /);
+    const nested = checkAnswer(200, 'application/json', ...text('{"data":{},"meta":{"total":"x"}}'), { schema });
+    const detail = nested.ok ? '' : (nested.problem.detail ?? '');
+    expect(detail.split('; ').map((issue) => issue.split(':')[0])).toEqual(['data', 'meta.total']);
+    const many = z.object({ a: z.string(), b: z.string(), c: z.string(), d: z.string() });
+    const four = checkAnswer(200, 'application/json', ...text('{}'), { schema: many });
+    expect((four.ok ? '' : (four.problem.detail ?? '')).split('; ').map((issue) => issue.split(':')[0])).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+  });
+
+  it("gives the parsed body of JSON without a schema, and the schema's output with one", () => {
+    expect(checkAnswer(200, 'application/json', ...text('[1,2]'))).toEqual({ ok: true, body: [1, 2] });
+    const trimmed = z.object({ data: z.array(z.number()) });
+    expect(checkAnswer(200, 'application/json', ...text('{"data":[1],"x":2}'), { schema: trimmed })).toEqual({
+      ok: true,
+      body: { data: [1] },
+    });
+  });
+
+  it('an empty body: a schema means the body is the answer; "never" refuses even a 204', () => {
+    expect(checkAnswer(201, undefined, '', 0)).toMatchObject({ ok: false, problem: { kind: 'empty' } });
+    expect(checkAnswer(204, undefined, '', 0, { empty: 'never' })).toMatchObject({
+      ok: false,
+      problem: { kind: 'empty' },
+    });
+    expect(checkAnswer(204, undefined, '', 0, { schema, empty: 'no-content' })).toEqual({ ok: true, body: undefined });
+    expect(checkAnswer(200, undefined, '', 0, { schema, empty: 'no-content' })).toMatchObject({ ok: false });
+  });
+});
