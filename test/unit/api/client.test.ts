@@ -621,3 +621,308 @@ describe('encodeQuery', () => {
     expect(encodeQuery([])).toBe('');
   });
 });
+
+describe('ApiClient: what each request carries', () => {
+  const LIST = { id: 7, name: 'x', type: 'ZIP Codes', deleted_at: null, created_at: 'a', updated_at: 'b' };
+  const page = (data: unknown[], extra: Record<string, unknown> = {}) => ({
+    current_page: 1,
+    data,
+    first_page_url: 'f',
+    from: 1,
+    last_page: 1,
+    last_page_url: 'l',
+    links: [],
+    next_page_url: null,
+    path: 'p',
+    per_page: 2,
+    prev_page_url: null,
+    to: 1,
+    total: 1,
+    ...extra,
+  });
+
+  it('accept JSON always; the user agent when given; a content type only with a body; a bearer only where due', async () => {
+    const svc = await service((req, res) =>
+      req.url === '/api/legacy'
+        ? json(res, 200, { status: 'OK', result: 'A', redirect_url: null, errors: null })
+        : json(res, 200, SYSTEMS),
+    );
+    const { c } = client(svc.baseUrl, { userAgent: 'leadctl/9.9 (test)' });
+    await c.managementSystems();
+    await c.legacyPost({ api_key: 'campaign-key-123' });
+    const [token, get, legacy] = svc.seen;
+    for (const s of [token!, get!, legacy!]) {
+      expect(s.headers.accept).toBe('application/json');
+      expect(s.headers['user-agent']).toBe('leadctl/9.9 (test)');
+    }
+    expect(token!.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(Object.fromEntries(new URLSearchParams(token!.body))).toEqual({
+      grant_type: 'client_credentials',
+      client_id: 'client-1',
+      client_secret: SECRET,
+    });
+    expect(token!.headers.authorization).toBeUndefined();
+    expect(get!.headers['content-type']).toBeUndefined();
+    expect(get!.headers.authorization).toBe('Bearer tok1');
+    expect(legacy!.headers['content-type']).toBe('application/json');
+    expect(legacy!.headers.authorization).toBeUndefined();
+
+    const plain = await service((_req, res) => json(res, 200, SYSTEMS));
+    await client(plain.baseUrl).c.managementSystems();
+    expect(plain.seen[1]!.headers['user-agent']).not.toBe('leadctl/9.9 (test)');
+  });
+
+  it('a base URL with a path and trailing slashes: every request below that path', async () => {
+    const svc = await service((_req, res) => json(res, 200, SYSTEMS));
+    const { c } = client(`${svc.baseUrl}/tenant//`);
+    await c.managementSystems().catch(() => undefined);
+    // The scripted service knows only /oauth/token: the token request under the prefix fails (and is retried).
+    expect(new Set(svc.seen.map((s) => s.url))).toEqual(new Set(['/tenant/oauth/token']));
+    expect(c.baseUrl).toBe(`${svc.baseUrl}/tenant`);
+  });
+
+  it('lead ids: each filter only when given, in order', async () => {
+    const svc = await service((_req, res) =>
+      json(res, 200, {
+        data: [],
+        links: { first: null, last: null, prev: null, next: null },
+        meta: { path: 'p', per_page: 2, next_cursor: null, prev_cursor: null },
+      }),
+    );
+    const { c } = client(svc.baseUrl);
+    await c.leadIds();
+    await c.leadIds({ datetime: '2024-01-05T10:00:00Z' });
+    await c.leadIds({ date: '2024-01-05', datetime: 'd', per_page: 0, cursor: '' });
+    expect(svc.api().map((s) => s.url)).toEqual([
+      '/api/v1/lead-data/lead-ids',
+      '/api/v1/lead-data/lead-ids?datetime=2024-01-05T10%3A00%3A00Z',
+      '/api/v1/lead-data/lead-ids?date=2024-01-05&datetime=d&per_page=0&cursor=',
+    ]);
+  });
+
+  it('updates a list with PUT under its id, and names it when the service does not know it', async () => {
+    const svc = await service((req, res) =>
+      req.url.startsWith('/api/v1/lead-management/lists/404')
+        ? json(res, 404, { message: 'Not Found' })
+        : req.url.startsWith('/api/v1/lead-management/lists?')
+          ? json(res, 200, page([]))
+          : json(res, 200, { data: LIST }),
+    );
+    const { c } = client(svc.baseUrl);
+    expect(await c.updateList(7, { name: 'x', type: 'ZIP Codes', list: ['1'] })).toEqual(LIST);
+    expect(svc.api()[0]).toMatchObject({ method: 'PUT', url: '/api/v1/lead-management/lists/7' });
+    const error = (await c
+      .updateList(404, { name: 'x', type: 'ZIP Codes', list: [] })
+      .catch((e: unknown) => e)) as Error;
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error.message).toMatch(/^list 404 was not found/);
+  });
+
+  it('every list, page by page, telling each page; it stops at the last page, an empty page or no next page', async () => {
+    let script: Array<Record<string, unknown>> = [];
+    const svc = await service((req, res) => {
+      const n = Number(new URL(req.url, 'http://x').searchParams.get('page'));
+      json(res, 200, script[n - 1] ?? page([]));
+    });
+    const { c } = client(svc.baseUrl);
+    const collect = async () => {
+      const seen: Array<[number, number]> = [];
+      const ids: number[] = [];
+      for await (const l of c.allLists({ onPage: (p, last) => seen.push([p, last]) })) ids.push(l.id);
+      return { ids, seen };
+    };
+    const item = (id: number) => ({ ...LIST, id });
+    script = [
+      page([item(1)], { last_page: 3, next_page_url: 'n' }),
+      page([item(2)], { last_page: 3, next_page_url: 'n' }),
+      page([item(3)], { last_page: 3, next_page_url: 'n' }),
+      page([item(4)], { last_page: 3, next_page_url: 'n' }),
+    ];
+    expect(await collect()).toEqual({
+      ids: [1, 2, 3],
+      seen: [
+        [1, 3],
+        [2, 3],
+        [3, 3],
+      ],
+    });
+    script = [page([item(1)], { last_page: 5, next_page_url: 'n' }), page([], { last_page: 5, next_page_url: 'n' })];
+    expect((await collect()).seen).toEqual([
+      [1, 5],
+      [2, 5],
+    ]);
+    script = [page([item(1)], { last_page: 5, next_page_url: null }), page([item(2)], { last_page: 5 })];
+    expect((await collect()).ids).toEqual([1]);
+  });
+
+  it('an upsert answered with a body of another shape keeps it raw, without data', async () => {
+    const svc = await service((_req, res) => json(res, 200, { data: 'not an object' }));
+    const { c } = client(svc.baseUrl);
+    expect(await c.upsertCustomer({ customer_id: 'c1' } as never)).toEqual({
+      status: 200,
+      created: false,
+      data: undefined,
+      raw: { data: 'not an object' },
+    });
+  });
+
+  it('the body of an error answer: JSON when it says or looks so, else its text, else nothing', async () => {
+    const answers: Array<[string | undefined, string]> = [
+      [undefined, '{"message":"looks like JSON"}'],
+      ['application/json', '{"message":'],
+      ['text/plain', '  [ "bracketed" ]'],
+      ['text/plain', 'just text'],
+      ['application/json', ''],
+    ];
+    const svc = await service((_req, res, n) => {
+      const [type, body] = answers[n - 1]!;
+      res.writeHead(418, type ? { 'content-type': type } : {}).end(body);
+    });
+    const { c } = client(svc.baseUrl);
+    const messages: string[] = [];
+    for (let i = 0; i < answers.length; i++)
+      messages.push(((await c.dictionary().catch((e: unknown) => e)) as Error).message);
+    expect(messages.map((m) => /HTTP 418(.*): the request does not fit/.exec(m)?.[1])).toEqual([
+      ': looks like JSON',
+      ': {"message":',
+      ': ["bracketed"]',
+      ': just text',
+      '',
+    ]);
+  });
+
+  it('a 401 renewal is not an attempt; a second 401 stops, counting one attempt', async () => {
+    const svc = await service((_req, res, n) => (n === 1 ? json(res, 401, {}) : json(res, 200, SYSTEMS)));
+    const { c } = client(svc.baseUrl);
+    const res = await c.send({
+      method: 'GET',
+      path: '/api/v1/resources/management-systems',
+      auth: 'bearer',
+      repeat: 'safe',
+    });
+    expect(res.attempts).toBe(1);
+    expect(svc.api().map((s) => s.headers.authorization)).toEqual(['Bearer tok1', 'Bearer tok2']);
+    const refusing = await service((_req, res) => json(res, 401, { message: 'Unauthenticated.' }));
+    const error = (await client(refusing.baseUrl)
+      .c.managementSystems()
+      .catch((e: unknown) => e)) as AuthError;
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error.http).toMatchObject({ status: 401, attempts: 1 });
+    expect(refusing.api()).toHaveLength(2);
+  });
+
+  it('a 401 without a bearer (the legacy post) is not retried with a token', async () => {
+    const svc = await service((_req, res) => json(res, 401, { message: 'Bad key.' }));
+    const { c } = client(svc.baseUrl);
+    const error = (await c.legacyPost({ api_key: 'campaign-key-123' }).catch((e: unknown) => e)) as AuthError;
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error.message).toMatch(/refused the credentials of POST \/api\/legacy/);
+    expect(svc.tokenCount()).toBe(0);
+    expect(svc.api()).toHaveLength(1);
+  });
+
+  it('Retry-After is heeded for 429 and 503 only', async () => {
+    const delays = async (status: number) => {
+      const svc = await service((_req, res, n) =>
+        n === 1 ? json(res, status, {}, { 'retry-after': '1' }) : json(res, 200, SYSTEMS),
+      );
+      const { c, events } = client(svc.baseUrl);
+      await c.managementSystems();
+      return events.filter((e) => e.type === 'retry').map((e) => (e as { delayMs: number }).delayMs);
+    };
+    expect((await delays(503))[0]).toBeGreaterThanOrEqual(1000);
+    const [after500] = await delays(500);
+    expect(after500).toBeLessThan(1000);
+  });
+
+  it('a malformed 2xx is retried with its problem in the retry line, and given up with the reason', async () => {
+    const svc = await service((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>'));
+    const { c, events } = client(svc.baseUrl, {
+      retry: { baseDelayMs: 1, maxDelayMs: 1, maxTotalWaitMs: 100, maxAttempts: 2 },
+    });
+    const error = (await c.managementSystems().catch((e: unknown) => e)) as ServiceError;
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(events.filter((e) => e.type === 'retry')).toMatchObject([{ reason: 'HTTP 200, not JSON', attempt: 1 }]);
+    const giveUp = events.find((e) => e.type === 'give-up') as { attempts: number; reason: string; path: string };
+    expect(giveUp).toMatchObject({ attempts: 2, path: '/api/v1/resources/management-systems' });
+    expect(giveUp.reason).not.toBe('');
+    expect(giveUp.reason).toMatch(/2 attempts/);
+    expect(error.message).toContain('after 2 attempts');
+  });
+
+  it('tells each attempt: method, path with query, status, attempt number and bytes sent', async () => {
+    const svc = await service((_req, res, n) =>
+      n === 1 ? json(res, 503, {}) : json(res, 200, { data: { pass: true } }),
+    );
+    const { c, events } = client(svc.baseUrl);
+    await c.send({
+      method: 'POST',
+      path: '/api/v1/lead-processing/dry-run',
+      query: [['x', 1]],
+      body: { a: 'é' },
+      auth: 'bearer',
+      repeat: 'safe',
+    });
+    const responses = events.filter((e) => e.type === 'response' && e.path !== '/oauth/token');
+    expect(responses).toMatchObject([
+      { method: 'POST', path: '/api/v1/lead-processing/dry-run?x=1', status: 503, attempt: 1, bytes: 10 },
+      { method: 'POST', path: '/api/v1/lead-processing/dry-run?x=1', status: 200, attempt: 2, bytes: 10 },
+    ]);
+  });
+
+  it('a network failure is told with its code and attempt, and a failure that is not retried is thrown at once', async () => {
+    const svc = await service((_req, res) => res.socket?.destroy());
+    const { c, events } = client(svc.baseUrl, { retryConnectionFailures: false });
+    const error = (await c.managementSystems().catch((e: unknown) => e)) as NetworkError;
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error.http).toMatchObject({ attempts: 1 });
+    expect(events.filter((e) => e.type === 'network-error')).toMatchObject([
+      { method: 'GET', path: '/api/v1/resources/management-systems', attempt: 1 },
+    ]);
+    expect(svc.api()).toHaveLength(1);
+  });
+
+  it('a dispatcher of the caller is used and left open', async () => {
+    const { Agent } = await import('undici');
+    const agent = new Agent();
+    const svc = await service((_req, res) => json(res, 200, SYSTEMS));
+    const { c } = client(svc.baseUrl, { dispatcher: agent });
+    await c.managementSystems();
+    await c.close();
+    expect(agent.closed).toBe(false);
+    await agent.close();
+  });
+
+  it('no client id or no secret: an AuthError before anything is sent', async () => {
+    const svc = await service((_req, res) => json(res, 200, SYSTEMS));
+    const noSecret = (await client(svc.baseUrl, { clientSecret: undefined })
+      .c.managementSystems()
+      .catch((e: unknown) => e)) as AuthError;
+    expect(noSecret).toBeInstanceOf(AuthError);
+    expect(noSecret.message).toBe(
+      'no client secret is available for client client-1, and there is no valid cached token',
+    );
+    expect(noSecret.hint).toMatch(/--no-save-secret/);
+    const noId = (await client(svc.baseUrl, { clientId: undefined })
+      .c.authenticate()
+      .catch((e: unknown) => e)) as AuthError;
+    expect(noId).toBeInstanceOf(AuthError);
+    expect(noId.message).toBe(`no client id for ${svc.baseUrl}`);
+    expect(svc.seen).toHaveLength(0);
+  });
+
+  it("the token's life is counted from when it was asked for", async () => {
+    let now = 5_000_000;
+    const svc = await service((_req, res) => json(res, 200, SYSTEMS), { tokenTtl: 120 });
+    const { c } = client(svc.baseUrl, {
+      now: () => {
+        const at = now;
+        now += 1000;
+        return at;
+      },
+    });
+    const token = await c.authenticate();
+    expect(token.obtainedAt).toBe(5_000_000);
+    expect(token.expiresAt).toBe(5_000_000 + 120_000);
+  });
+});
