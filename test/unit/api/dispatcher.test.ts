@@ -98,7 +98,7 @@ describe('parseProxy', () => {
   });
 
   it('a URL with a path, or without a host, is refused, without a scheme complaint', () => {
-    for (const value of ['http://proxy.example/x', 'http://']) {
+    for (const value of ['http://proxy.example/x', 'http://', 'socks5://']) {
       expect(thrown(() => parseProxy(value, 'HTTP_PROXY')).message).toMatch(/is not a valid proxy URL$/);
     }
   });
@@ -280,6 +280,7 @@ describe('createDispatcher', () => {
     }
     const error = thrown(() => createDispatcher(new URL('http://[2001:db8::7]:80'), setup));
     expect(error.message).toContain('is 2001:db8::7,');
+    expect(error.details).toEqual({ base_url: 'http://[2001:db8::7]', addresses: ['2001:db8::7'] });
   });
 
   it('https: through the proxy that applies, named; directly otherwise', async () => {

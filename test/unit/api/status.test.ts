@@ -194,6 +194,8 @@ describe('checkAnswer: what a refusal says', () => {
   it('names the character where JSON stops parsing, when the parser says', () => {
     const check = checkAnswer(200, 'application/json', ...text('{"a":1}x'));
     expect(check.ok ? undefined : check.problem.detail).toBe('invalid at character 7');
+    const later = checkAnswer(200, 'application/json', ...text('{"abcdef":1}x'));
+    expect(later.ok ? undefined : later.problem.detail).toBe('invalid at character 12');
   });
 
   it('names up to three shape issues by their path, the root as "(root)"', () => {

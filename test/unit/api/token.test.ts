@@ -237,6 +237,13 @@ describe('TokenProvider: what it tells, and when it asks', () => {
     expect(other.events).toContainEqual({ type: 'token', action: 'not-saved', reason: 'disk full' });
   });
 
+  it('without a cache: requested and obtained, nothing about saving', async () => {
+    const { p, events } = provider();
+    await p.get();
+    expect(await p.refused('t1')).toBe('t2');
+    expect(events.map((e) => e.action)).toEqual(['requested', 'obtained', 'requested', 'obtained']);
+  });
+
   it('a saved token raises no "not-saved"', async () => {
     const { p, events } = provider({ cache: memoryCache() });
     await p.get();
