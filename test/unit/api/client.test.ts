@@ -926,3 +926,143 @@ describe('ApiClient: what each request carries', () => {
     expect(token.expiresAt).toBe(5_000_000 + 120_000);
   });
 });
+
+describe('ApiClient: where lists are served', () => {
+  const LIST = { id: 7, name: 'x', type: 'ZIP Codes', deleted_at: null, created_at: 'a', updated_at: 'b' };
+  const EMPTY_PAGE = {
+    current_page: 1,
+    data: [],
+    first_page_url: 'f',
+    from: null,
+    last_page: 1,
+    last_page_url: 'l',
+    links: [],
+    next_page_url: null,
+    path: 'p',
+    per_page: 2,
+    prev_page_url: null,
+    to: null,
+    total: 0,
+  };
+  /** A service with lists only under `prefix`; list 404 is unknown there. */
+  const listsUnder = (prefix: string) =>
+    service((req, res) => {
+      const path = new URL(req.url, 'http://x').pathname;
+      if (!path.startsWith(prefix)) return json(res, 404, { message: 'Not Found' });
+      if (path === `${prefix}/404`) return json(res, 404, { message: 'No query results.' });
+      if (path === prefix && req.method === 'GET') return json(res, 200, EMPTY_PAGE);
+      json(res, 200, { data: LIST });
+    });
+  const memory = (initial?: string) => {
+    const set: string[] = [];
+    let current = initial;
+    return {
+      set,
+      get: () => current,
+      setter: (path: string) => {
+        current = path;
+        set.push(path);
+      },
+    };
+  };
+
+  it('falls back to list-manager when lead-management has no such route, tells it, and remembers it', async () => {
+    const svc = await listsUnder('/api/v1/list-manager/lists');
+    const mem = memory();
+    const { c, events } = client(svc.baseUrl, { listsMemory: { get: mem.get, set: mem.setter } });
+    expect(c.listsPath()).toBeUndefined();
+    expect(await c.getList(7)).toEqual(LIST);
+    expect(svc.api().map((s) => s.url)).toEqual([
+      '/api/v1/lead-management/lists/7',
+      '/api/v1/lead-management/lists?page=1',
+      '/api/v1/list-manager/lists/7',
+    ]);
+    expect(events.filter((e) => e.type === 'lists-path')).toEqual([
+      { type: 'lists-path', path: '/api/v1/lead-management/lists', reason: 'route missing (HTTP 404)' },
+    ]);
+    expect(mem.set).toEqual(['/api/v1/list-manager/lists']);
+    expect(c.listsPath()).toBe('/api/v1/list-manager/lists');
+    // The next request goes straight there; nothing is remembered again.
+    await c.getList(8);
+    expect(svc.api().at(-1)!.url).toBe('/api/v1/list-manager/lists/8');
+    expect(mem.set).toHaveLength(1);
+  });
+
+  it('starts with the remembered path, and does not remember it again', async () => {
+    const svc = await listsUnder('/api/v1/list-manager/lists');
+    const mem = memory('/api/v1/list-manager/lists');
+    const { c } = client(svc.baseUrl, { listsMemory: { get: mem.get, set: mem.setter } });
+    expect(c.listsPath()).toBe('/api/v1/list-manager/lists');
+    await c.createList({ name: 'x', type: 'ZIP Codes', list: ['1'] });
+    expect(svc.api().map((s) => `${s.method} ${s.url}`)).toEqual(['POST /api/v1/list-manager/lists']);
+    expect(mem.set).toEqual([]);
+  });
+
+  it('an unknown list under a route that exists is that list unknown: no fallback', async () => {
+    const svc = await listsUnder('/api/v1/lead-management/lists');
+    const { c, events } = client(svc.baseUrl);
+    const error = (await c.getList(404).catch((e: unknown) => e)) as NotFoundError;
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error.message).toMatch(/^list 404 was not found/);
+    expect(svc.api().map((s) => s.url)).toEqual([
+      '/api/v1/lead-management/lists/404',
+      '/api/v1/lead-management/lists?page=1',
+    ]);
+    expect(events.some((e) => e.type === 'lists-path')).toBe(false);
+  });
+
+  it('a probe that fails otherwise leaves the first answer standing', async () => {
+    const svc = await service((req, res) =>
+      req.url.includes('?page=') ? json(res, 403, { message: 'Forbidden' }) : json(res, 404, { message: 'Not Found' }),
+    );
+    const { c } = client(svc.baseUrl);
+    const error = (await c.getList(5).catch((e: unknown) => e)) as NotFoundError;
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error.message).toMatch(/^list 5 was not found/);
+    expect(svc.api()).toHaveLength(2);
+  });
+
+  it('lists under neither prefix: says which were tried (exit 2) and points at --lists-path', async () => {
+    const svc = await listsUnder('/somewhere/else');
+    const { c } = client(svc.baseUrl);
+    const error = (await c.listPage(1).catch((e: unknown) => e)) as NotFoundError;
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error.exitCode).toBe(ExitCode.USAGE);
+    expect(error.message).toBe(
+      `the service at ${svc.baseUrl} serves no lists under /api/v1/lead-management/lists or /api/v1/list-manager/lists (HTTP 404: no such route)`,
+    );
+    expect(error.hint).toMatch(/--lists-path/);
+    expect(error.details).toEqual({ tried: ['/api/v1/lead-management/lists', '/api/v1/list-manager/lists'] });
+    // A 404 of the collection itself needs no probe.
+    expect(svc.api()).toHaveLength(2);
+  });
+
+  it('--lists-path: there and nowhere else, never remembered', async () => {
+    const svc = await listsUnder('/custom/lists');
+    const mem = memory('/api/v1/list-manager/lists');
+    const { c } = client(svc.baseUrl, { listsPath: '/custom/lists', listsMemory: { get: mem.get, set: mem.setter } });
+    expect(c.listsPath()).toBe('/custom/lists');
+    expect(await c.getList(7)).toEqual(LIST);
+    const error = await c.getList(404).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(svc.api().map((s) => s.url)).toEqual(['/custom/lists/7', '/custom/lists/404']);
+    expect(mem.set).toEqual([]);
+  });
+});
+
+describe('ApiClient: a deadline for every request of a quick check', () => {
+  it('gives up a retry that could not finish in time, saying so', async () => {
+    const svc = await service((_req, res) => json(res, 503, {}));
+    const { c, events } = client(svc.baseUrl, {
+      deadlineMs: 400,
+      retry: { baseDelayMs: 1000, maxDelayMs: 1000, maxTotalWaitMs: 60_000, maxAttempts: 5 },
+    });
+    const error = (await c.managementSystems().catch((e: unknown) => e)) as ServiceError;
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(error.message).toContain('no time left for another attempt within 400 ms');
+    expect(events.find((e) => e.type === 'give-up')).toMatchObject({
+      reason: 'no time left for another attempt within 400 ms',
+    });
+    expect(svc.api()).toHaveLength(1);
+  });
+});
