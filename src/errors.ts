@@ -229,6 +229,22 @@ const ENVIRONMENT_CODES: Record<string, { says: string; hint: string }> = {
 };
 
 /**
+ * A folder leadctl was writing in that is gone: someone else's doing (a clean-up of the temporary
+ * folder, another job), but only where the caller names the place it writes; anywhere else a
+ * missing file may be a path leadctl got wrong, which stays a bug.
+ */
+const VANISHED_CODES: Record<string, { says: string; hint: string }> = {
+  ENOENT: {
+    says: 'it is gone (the folder was removed or moved while leadctl was writing there)',
+    hint: 'make sure nothing else (a clean-up of the temporary folder, another job) removes that folder while leadctl runs, then run again',
+  },
+  ENOTDIR: {
+    says: 'its folder is no longer a folder (replaced while leadctl was writing there)',
+    hint: 'make sure nothing else replaces that folder while leadctl runs, then run again',
+  },
+};
+
+/**
  * The one place where an error of the system (a Node `fs` error with `.code` and `.path`, or a
  * SQLite error: no space, no permission, read-only, quota, I/O) becomes an EnvironmentError naming
  * the path; anything else is undefined (a bug stays a bug). `path` and `what` ("the rejects file")
@@ -245,12 +261,14 @@ export function environmentError(
   const code = (err as NodeJS.ErrnoException).code;
   if (typeof code !== 'string') return undefined;
   // SQLITE_IOERR_WRITE is an SQLITE_IOERR, SQLITE_READONLY_DBMOVED an SQLITE_READONLY.
-  const known = ENVIRONMENT_CODES[code] ?? ENVIRONMENT_CODES[code.split('_').slice(0, 2).join('_')];
+  const vanished = path === undefined ? undefined : VANISHED_CODES[code];
+  const known = vanished ?? ENVIRONMENT_CODES[code] ?? ENVIRONMENT_CODES[code.split('_').slice(0, 2).join('_')];
   if (!known) return undefined;
   const where = path ?? (err as NodeJS.ErrnoException).path;
   const place = [what, where].filter(Boolean).join(' ');
   return new EnvironmentError(`${place ? `${place}: ` : ''}${known.says} (${code})`, {
-    hint: hint ?? known.hint,
+    // The caller's hint is about its place in general (room, rights): a vanished folder has its own.
+    hint: vanished ? known.hint : (hint ?? known.hint),
     path: where,
     errno: code,
     cause: err,

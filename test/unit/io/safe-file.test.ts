@@ -325,4 +325,23 @@ describe('environmentError: the one mapping of system errors', () => {
       expect(environmentError(other)).toBeUndefined();
     expect(environmentError(new UsageError('mine'))).toBeUndefined();
   });
+
+  it("a missing file or folder is the machine's doing only where the caller names the place it writes", () => {
+    const errno = (code: string, path?: string) => Object.assign(new Error(`${code}: x`), { code, path });
+    for (const code of ['ENOENT', 'ENOTDIR']) {
+      const mapped = environmentError(
+        errno(code, '/tmp/r/x.partial'),
+        '/tmp/r/x.csv',
+        'the rejects file',
+        'free space',
+      );
+      expect(mapped).toMatchObject({ exitCode: 2, errno: code, path: '/tmp/r/x.csv' });
+      expect(mapped!.message).toMatch(
+        new RegExp(`^the rejects file /tmp/r/x\\.csv: .*while leadctl was writing there\\) \\(${code}\\)$`),
+      );
+      // Not the caller's hint about room: what to do about a folder that went away.
+      expect(mapped!.hint).toMatch(/^make sure nothing else/);
+      expect(environmentError(errno(code, '/tmp/r/x.csv'))).toBeUndefined();
+    }
+  });
 });

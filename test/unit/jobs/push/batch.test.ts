@@ -1011,7 +1011,10 @@ describe('what a run leaves behind and reports', () => {
     );
     expect(outcome.summary.status).toBe('failed');
     expect(outcome.exitCode).toBe(outcome.summary.exit_code);
-    expect(outcome.exitCode).not.toBe(0);
+    // Someone else removed the folder: the machine's doing (exit 2), not a bug of leadctl's (exit 1).
+    expect(outcome.exitCode).toBe(2);
+    expect(outcome.summary.error).toMatchObject({ code: 'environment' });
+    expect(outcome.summary.error?.message).toContain(`the rejects file ${rejectsPath}: it is gone`);
     expect(outcome.summary.rejects_file).toBeNull();
     expect(outcome.summary.notes).toContainEqual(
       expect.stringContaining(`the rejects file ${rejectsPath} could not be written and was removed`),
