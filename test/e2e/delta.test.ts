@@ -194,7 +194,7 @@ describe('customers batch --changed-only on a sorted export: unchanged raw rows 
 
     // A record as an older leadctl left it (no raw digests): it works, and learns them.
     const db = new Database(second.delta.record as string);
-    db.exec('ALTER TABLE customers DROP COLUMN raw');
+    db.exec('DROP INDEX customers_raw; ALTER TABLE customers DROP COLUMN raw');
     db.close();
     const old = await push(other);
     expect(old.customers).toMatchObject({ sent: 0, unchanged: 300 });

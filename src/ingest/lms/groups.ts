@@ -34,16 +34,20 @@ export interface Duplicate extends Origin {
 }
 
 /**
- * A customer's rows as read, before any conversion (streamed CSV only), for a first look by the
- * record of what was sent: equal raw rows under the same mapping give the same payload.
+ * A customer's lines as the file has them, before any parsing (streamed CSV only, see
+ * first-look.ts), for a first look by the record of what was sent: equal lines under the same
+ * headers and mapping give the same payload.
  */
 export interface RawCustomer {
   customerId: string;
-  /** What the cells mean besides themselves: the files' roles and headers (the same for every customer of a run). */
+  /** What the lines mean besides themselves: the files' roles and headers (the same for every customer of a run). */
   context: string;
-  /** The rows' cells in a canonical order, as JSON (see stream.ts); held in memory only, never stored or shown. */
-  text(): string;
-  /** Loans and payments the rows hold (what the customer counts when it is unchanged: it was clean when recorded). */
+  /** The customer's lines, in file order, line endings included; held in memory only, never stored or shown. */
+  text: string;
+}
+
+/** What a customer's lines hold (what it counts when found unchanged: it was clean when recorded). */
+export interface RawCounts {
   loans: number;
   payments: number;
 }
@@ -57,13 +61,13 @@ export interface CustomerGroup {
   loans: GroupLoan[];
   orphans: { loanId: string; payments: GroupPayment[] }[];
   duplicates: Duplicate[];
-  /** The customer's raw rows, when the reader was asked for them. */
-  raw?: RawCustomer;
+  /** The customer's lines and counts, when the reader was asked for them and the first look is sure of them. */
+  raw?: RawCustomer & RawCounts;
   /**
    * Set when the reader was told the raw rows are those recorded as sent: nothing was converted,
    * `loans` and `orphans` are empty, and these are the customer's counts.
    */
-  unchanged?: { loans: number; payments: number };
+  unchanged?: RawCounts;
 }
 
 function record(row: StagedRow): SourceRecord {

@@ -1,14 +1,9 @@
 import type { Hash } from 'node:crypto';
-import {
-  inspectRow,
-  loanColumnIndices,
-  planCsv,
-  readLoan,
-  readPayment,
-  type CsvPlan,
-  type InspectedRow,
-} from './csv.js';
-import type { CustomerGroup, Duplicate, GroupLoan, GroupPayment, RawCustomer } from './groups.js';
+import { inspectRow, planCsv, readLoan, readPayment, type CsvPlan, type InspectedRow } from './csv.js';
+import { FirstLook, NotSortedError, type SkippedCustomer } from './first-look.js';
+
+export { NotSortedError };
+import type { CustomerGroup, Duplicate, GroupLoan, GroupPayment, RawCounts, RawCustomer } from './groups.js';
 import { csvRecordBatches, type ProblemSink } from './rows.js';
 import { csvDelimiter, type Mapping } from '../mapping/mapping.js';
 import type { InputSource } from '../sources.js';
@@ -21,26 +16,11 @@ import { compareIds } from './staging.js';
  * so chunks, and therefore `--resume`, are the same either way. A row of a customer that sorts
  * before the previous one proves the file unsorted: NotSortedError, and the caller stages instead.
  *
- * A customer's rows are converted only once the customer is complete, so that a run keeping the
- * record of what was sent can first compare its raw rows with those recorded (`unchanged`) and
- * skip the conversion and the checks of a customer that did not change. The raw rows are the
- * cells of the customer's readable rows, sorted by loan id and payment id (stable: rows with equal
- * ids keep their file order), as JSON, which no cell can break: a customer whose rows come in
- * another order inside the file reads the same, whatever the line endings or quoting. Rows refused
- * as they are read (wrong width, no ids) are not part of it: they are refused either way.
+ * A run keeping the record of what was sent reads through a first look (first-look.ts), which
+ * takes out, before they are parsed, the customers whose lines are those recorded as sent: they
+ * come out here in their place, with their counts only (`unchanged`). The others carry their
+ * lines (`raw`) when the first look is sure they are exactly the customer's rows, for the record.
  */
-
-export class NotSortedError extends Error {
-  constructor(
-    readonly row: number,
-    readonly customerId: string,
-    readonly previous: string,
-    /** The file, when the run reads more than one. */
-    readonly file?: string,
-  ) {
-    super(`${file ? `${file} ` : ''}row ${row}: customer ${customerId} comes after ${previous}`);
-  }
-}
 
 export interface StreamOptions {
   mapping: Mapping;
@@ -50,11 +30,12 @@ export interface StreamOptions {
   hash?: Hash;
   onRows?: (rows: number) => void;
   /**
-   * Given (a run that keeps the record of what was sent), each group carries its customer's raw
-   * rows (`raw`), and this is asked with them before anything is converted: true when they are
-   * rows recorded as sent, and the customer is then yielded with its counts only (`unchanged`).
+   * Given (a run that keeps the record of what was sent), asked with customers' lines (many at a
+   * time) before anything is parsed: for each, the counts recorded with them when they are lines recorded as sent, and the
+   * customer is then yielded with those counts only (`unchanged`). Other customers carry their
+   * lines (`raw`) when the first look is sure of them.
    */
-  unchanged?: (raw: RawCustomer) => boolean;
+  unchanged?: (raws: readonly RawCustomer[]) => (RawCounts | undefined)[];
 }
 
 interface PendingPayment extends GroupPayment {
@@ -83,40 +64,28 @@ interface PendingCustomer {
   /** Last row of each loan (the one that wins), with its cells, converted only at the end. */
   loans: Map<string, ReadRow>;
   payments: Map<string, PaymentRow[]>;
-  /** Every readable row, in file order: kept only when raw rows are asked for. */
-  rows: ReadRow[] | undefined;
+  /** Readable rows. */
+  rows: number;
   paymentRows: number;
-}
-
-/** How raw rows are described and judged, worked out once from the header(s). */
-interface RawLook {
-  context: string;
-  unchanged: (raw: RawCustomer) => boolean;
-  /** Columns a loan is read from (file with a row per payment). */
-  loanColumns: number[];
 }
 
 export async function* streamGroups(input: InputSource, options: StreamOptions): AsyncGenerator<CustomerGroup, number> {
   const { src, problems } = options;
+  const look = options.unchanged
+    ? new FirstLook([{ input, src, role: 'rows', hash: options.hash }], options.mapping, options.unchanged)
+    : undefined;
+  const order = new CustomerOrder(options.onRows);
   let plan: CsvPlan | undefined;
-  let look: RawLook | undefined;
   let current: PendingCustomer | undefined;
   let seq = 0;
-  let rows = 0;
-  for await (const batch of csvRecordBatches(input, csvDelimiter(options.mapping), options.hash)) {
+  const source = look ? look.inputs[0]! : input;
+  for await (const batch of csvRecordBatches(source, csvDelimiter(options.mapping), look ? undefined : options.hash)) {
     for (const { cells, row } of batch) {
       if (row === 1 && plan === undefined) {
         plan = planCsv(input.name, 'rows', options.mapping, cells);
-        if (options.unchanged)
-          look = {
-            context: `rows\n${JSON.stringify(cells)}`,
-            unchanged: options.unchanged,
-            loanColumns: loanColumnIndices(plan),
-          };
         continue;
       }
-      rows++;
-      if (options.onRows && rows % 5000 === 0) options.onRows(rows);
+      order.count(1);
       const inspected = inspectRow(plan!, cells);
       if (!inspected.ok) {
         problems({ src, row, ...inspected.problem });
@@ -124,22 +93,13 @@ export async function* streamGroups(input: InputSource, options: StreamOptions):
       }
       const { customerId, loanId, paymentId } = inspected;
       if (current === undefined || current.customerId !== customerId) {
-        if (current !== undefined) {
-          if (compareIds(customerId, current.customerId) < 0)
-            throw new NotSortedError(row, customerId, current.customerId);
-          yield finish(plan!, current, src, look);
-        }
-        current = {
-          customerId,
-          loans: new Map(),
-          payments: new Map(),
-          rows: look ? [] : undefined,
-          paymentRows: 0,
-        };
+        if (current !== undefined) yield finish(plan!, current, src, look);
+        if (look) yield* order.skipped(look.takeSkipped(customerId), () => input.name);
+        order.next(customerId, row);
+        current = { customerId, loans: new Map(), payments: new Map(), rows: 0, paymentRows: 0 };
       }
-      const read: ReadRow = { loanId, paymentId, cells, row };
-      current.loans.set(loanId, read);
-      current.rows?.push(read);
+      current.rows++;
+      current.loans.set(loanId, { loanId, paymentId, cells, row });
       if (!inspected.hasPayment) continue;
       current.paymentRows++;
       let list = current.payments.get(loanId);
@@ -148,11 +108,53 @@ export async function* streamGroups(input: InputSource, options: StreamOptions):
     }
   }
   if (current !== undefined) yield finish(plan!, current, src, look);
-  return rows;
+  if (look) yield* order.skipped(look.takeSkipped(), () => input.name);
+  return order.rows;
+}
+
+/**
+ * The customers handed on, in order: each must sort after the one before, the customers the first
+ * look took out included (so that a customer whose rows are split is never skipped in part: the
+ * export is then staged, as any unsorted one). Also counts the rows read.
+ */
+class CustomerOrder {
+  private previous: string | undefined;
+  rows = 0;
+
+  constructor(private readonly onRows?: (rows: number) => void) {}
+
+  count(rows: number): void {
+    const before = this.rows;
+    this.rows += rows;
+    if (this.onRows && Math.floor(this.rows / 5000) > Math.floor(before / 5000)) this.onRows(this.rows);
+  }
+
+  /** The next customer, first seen at `row` (of `file`, when the run reads more than one). */
+  next(customerId: string, row: number, file?: string): void {
+    if (this.previous !== undefined && compareIds(customerId, this.previous) <= 0)
+      throw new NotSortedError(row, customerId, this.previous, file);
+    this.previous = customerId;
+  }
+
+  *skipped(customers: readonly SkippedCustomer[], file: (src: number) => string | undefined): Generator<CustomerGroup> {
+    for (const s of customers) {
+      this.next(s.customerId, s.origin.row, file(s.origin.src));
+      this.count(s.rows);
+      yield {
+        customerId: s.customerId,
+        origin: s.origin,
+        errors: [],
+        loans: [],
+        orphans: [],
+        duplicates: [],
+        unchanged: s.counts,
+      };
+    }
+  }
 }
 
 /** The customer as the staging would give it: loans by id, payments by id, the last of equal ids winning. */
-function finish(plan: CsvPlan, pending: PendingCustomer, src: number, look: RawLook | undefined): CustomerGroup {
+function finish(plan: CsvPlan, pending: PendingCustomer, src: number, look: FirstLook | undefined): CustomerGroup {
   const customerId = pending.customerId;
   const loanIds = [...pending.loans.keys()].sort(compareIds);
   let first: { src: number; row: number } | undefined;
@@ -161,17 +163,6 @@ function finish(plan: CsvPlan, pending: PendingCustomer, src: number, look: RawL
     if (first === undefined || row < first.row) first = { src, row };
   }
   const origin = first ?? { src, row: 0 };
-  let raw: RawCustomer | undefined;
-  if (look) {
-    raw = {
-      customerId,
-      context: look.context,
-      text: once(() => rowsText(pending, look.loanColumns)),
-      loans: pending.loans.size,
-      payments: pending.paymentRows,
-    };
-    if (look.unchanged(raw)) return unchangedGroup(raw, origin);
-  }
   const duplicates: Duplicate[] = [];
   const loans: GroupLoan[] = [];
   for (const loanId of loanIds) {
@@ -180,58 +171,14 @@ function finish(plan: CsvPlan, pending: PendingCustomer, src: number, look: RawL
     const payments = winners(customerId, loanId, converted(plan, pending.payments.get(loanId) ?? []), duplicates);
     loans.push({ loanId, src, row, fields, errors, payments });
   }
-  return { customerId, origin, errors: [], loans, orphans: [], duplicates, ...(raw ? { raw } : {}) };
+  const group: CustomerGroup = { customerId, origin, errors: [], loans, orphans: [], duplicates };
+  const raw = look?.rawFor(customerId, [pending.rows]);
+  if (raw) group.raw = { ...raw, loans: pending.loans.size, payments: pending.paymentRows };
+  return group;
 }
 
 function converted(plan: CsvPlan, rows: PaymentRow[]): PendingPayment[] {
   return rows.map(({ paymentId, src, row, cells, seq }) => ({ paymentId, src, row, seq, ...readPayment(plan, cells) }));
-}
-
-function unchangedGroup(raw: RawCustomer, origin: { src: number; row: number }): CustomerGroup {
-  return {
-    customerId: raw.customerId,
-    origin,
-    errors: [],
-    loans: [],
-    orphans: [],
-    duplicates: [],
-    raw,
-    unchanged: { loans: raw.loans, payments: raw.payments },
-  };
-}
-
-function once(make: () => string): () => string {
-  let text: string | undefined;
-  return () => (text ??= make());
-}
-
-const byIds = (a: { loanId: string; paymentId: string }, b: { loanId: string; paymentId: string }) =>
-  compareIds(a.loanId, b.loanId) || compareIds(a.paymentId, b.paymentId);
-
-/**
- * A file with a row per payment: its rows in canonical order, and for each loan which values of
- * its columns win (those of its last row in the file), named by the first sorted row of the loan
- * that has them. Where a loan's columns are the same on all its rows (the usual case) the row
- * order changes nothing; where they differ, the winning values are part of the raw rows.
- */
-function rowsText(pending: PendingCustomer, loanColumns: readonly number[]): string {
-  const rows = pending.rows!.slice().sort(byIds);
-  const winners: number[] = [];
-  for (let i = 0; i < rows.length; ) {
-    const loanId = rows[i]!.loanId;
-    const winner = pending.loans.get(loanId)!.cells;
-    let at = -1;
-    for (; i < rows.length && rows[i]!.loanId === loanId; i++)
-      if (at < 0 && sameCells(rows[i]!.cells, winner, loanColumns)) at = i;
-    winners.push(at);
-  }
-  return JSON.stringify([rows.map((r) => r.cells), winners]);
-}
-
-function sameCells(a: readonly string[], b: readonly string[], columns: readonly number[]): boolean {
-  if (a === b) return true;
-  for (let i = 0; i < columns.length; i++) if (a[columns[i]!] !== b[columns[i]!]) return false;
-  return true;
 }
 
 /** A CSV file's rows that can be read (others go to `problems` as they are met), one at a time. */
@@ -313,25 +260,31 @@ export interface TwoFileOptions extends Omit<StreamOptions, 'src' | 'hash'> {
  * a customer that sorts before the previous one proves a file unsorted: NotSortedError.
  */
 export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<CustomerGroup, number> {
-  let rows = 0;
-  const counted = () => {
-    rows++;
-    if (options.onRows && rows % 5000 === 0) options.onRows(rows);
-  };
-  const cursor = (file: { input: InputSource; src: number }, role: 'loans' | 'payments') =>
+  const order = new CustomerOrder(options.onRows);
+  const counted = () => order.count(1);
+  const look = options.unchanged
+    ? new FirstLook(
+        [
+          { input: options.loans.input, src: options.loans.src, role: 'loans' },
+          { input: options.payments.input, src: options.payments.src, role: 'payments' },
+        ],
+        options.mapping,
+        options.unchanged,
+      )
+    : undefined;
+  const cursor = (file: { input: InputSource; src: number }, role: 'loans' | 'payments', index: number) =>
     new RowCursor(
       file.input,
       role,
       { mapping: options.mapping, problems: options.problems, src: file.src },
       file.src,
-      csvRecordBatches(file.input, csvDelimiter(options.mapping)),
+      csvRecordBatches(look ? look.inputs[index]! : file.input, csvDelimiter(options.mapping)),
       counted,
     );
-  const loans = cursor(options.loans, 'loans');
-  const payments = cursor(options.payments, 'payments');
-  let previous: string | undefined;
+  const loans = cursor(options.loans, 'loans', 0);
+  const payments = cursor(options.payments, 'payments', 1);
+  const fileOf = (src: number) => (src === options.loans.src ? options.loans : options.payments).input.name;
   let seq = 0;
-  let context: string | undefined;
   try {
     while (true) {
       const l = await loans.peek();
@@ -345,77 +298,38 @@ export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<C
             : compareIds(l.customerId, p.customerId) <= 0
               ? l.customerId
               : p.customerId;
-      if (previous !== undefined && compareIds(customerId, previous) <= 0) {
-        const at = l !== undefined && l.customerId === customerId ? l : p!;
-        throw new NotSortedError(
-          at.row,
-          customerId,
-          previous,
-          (at === l ? options.loans : options.payments).input.name,
-        );
-      }
-      previous = customerId;
+      if (look) yield* order.skipped(look.takeSkipped(customerId), fileOf);
+      const at = l !== undefined && l.customerId === customerId ? l : p!;
+      order.next(customerId, at.row, (at === l ? options.loans : options.payments).input.name);
       const loanRows = new Map<string, { cells: string[]; row: number }[]>();
+      let loanLines = 0;
       for (let r = l; r !== undefined && r.customerId === customerId; r = await loans.peek()) {
         let list = loanRows.get(r.loanId);
         if (!list) loanRows.set(r.loanId, (list = []));
         list.push({ cells: r.cells, row: r.row });
+        loanLines++;
         loans.take();
       }
       const paymentRows = new Map<string, PaymentRow[]>();
+      let paymentLines = 0;
       for (let r = p; r !== undefined && r.customerId === customerId; r = await payments.peek()) {
         let list = paymentRows.get(r.loanId);
         if (!list) paymentRows.set(r.loanId, (list = []));
         list.push({ paymentId: r.paymentId, src: payments.src, row: r.row, cells: r.cells, seq: seq++ });
+        paymentLines++;
         payments.take();
       }
-      let raw: RawCustomer | undefined;
-      if (options.unchanged) {
-        context ??= `loans+payments\n${JSON.stringify(loans.header ?? null)}\n${JSON.stringify(payments.header ?? null)}`;
-        raw = twoFileRaw(customerId, context, loanRows, paymentRows);
-        if (options.unchanged(raw)) {
-          const at = l !== undefined && l.customerId === customerId ? l : p!;
-          yield unchangedGroup(raw, { src: at === l ? loans.src : payments.src, row: at.row });
-          continue;
-        }
-      }
       const group = assemble(customerId, loanRows, paymentRows, loans, payments);
-      if (raw) group.raw = raw;
+      const raw = look?.rawFor(customerId, [loanLines, paymentLines]);
+      if (raw) group.raw = { ...raw, loans: loanRows.size, payments: paymentLines };
       yield group;
     }
+    if (look) yield* order.skipped(look.takeSkipped(), fileOf);
   } finally {
     await loans.close();
     await payments.close();
   }
-  return rows;
-}
-
-/** Two files: the customer's loan rows, then its payment rows, each in canonical order (see above). */
-function twoFileRaw(
-  customerId: string,
-  context: string,
-  loanRows: Map<string, { cells: string[]; row: number }[]>,
-  paymentRows: Map<string, PaymentRow[]>,
-): RawCustomer {
-  let payments = 0;
-  for (const list of paymentRows.values()) payments += list.length;
-  return {
-    customerId,
-    context,
-    loans: loanRows.size,
-    payments,
-    text: once(() => {
-      const loans = [...loanRows.keys()].sort(compareIds).flatMap((id) => loanRows.get(id)!.map((r) => r.cells));
-      const paid = [...paymentRows.keys()].sort(compareIds).flatMap((id) =>
-        paymentRows
-          .get(id)!
-          .slice()
-          .sort((a, b) => compareIds(a.paymentId, b.paymentId))
-          .map((r) => r.cells),
-      );
-      return JSON.stringify([loans, paid]);
-    }),
-  };
+  return order.rows;
 }
 
 function assemble(

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RawCustomer } from '../../ingest/lms/groups.js';
+import type { RawCounts, RawCustomer } from '../../ingest/lms/groups.js';
 import type { Mapping } from '../../ingest/mapping/mapping.js';
 import { packageVersion } from '../../version.js';
 import type { SentPayload } from '../push/validate.js';
@@ -14,13 +14,14 @@ import type { CustomerDigest, DeltaRecord } from './record.js';
  * if it lost something), or when this same run (an interrupted one, now resumed) recorded it:
  * that keeps the set sent, and so the chunks, the same across `--resume`.
  *
- * The first look is at the raw rows (a sorted CSV export, streamed): a customer sent before with
- * nothing refused is recorded with a keyed digest of its raw rows, of what gives them meaning (the
- * files' headers, the mapping, leadctl's version and conversion rules, the time zone data), kept
- * with the payload digest it was sent with. When a later run reads the same raw rows for a customer
- * whose record still holds that payload, recent enough and not this run's, the customer is
- * `unchanged` without conversion or checks (it would convert to the same payload, and its checks
- * would refuse nothing, as before). Anything else takes the full path above.
+ * The first look is at the raw lines (a sorted CSV export, streamed, see first-look.ts): a customer
+ * sent before with nothing refused is recorded with a keyed digest of its lines and of what gives
+ * them meaning (the files' headers, the mapping, leadctl's version and conversion rules, the time
+ * zone data), with the loans and payments they hold, kept with the payload digest it was sent
+ * with. When a later run reads the same lines for a customer whose record still holds that
+ * payload, recent enough and not this run's, the customer is `unchanged` without parsing,
+ * conversion or checks (it would convert to the same payload, and its checks would refuse nothing,
+ * as before). Anything else takes the full path above.
  */
 
 export type DeltaMode = 'changed-only' | 'full';
@@ -28,7 +29,7 @@ export type DeltaMode = 'changed-only' | 'full';
 export const DEFAULT_MAX_AGE_DAYS = 30;
 const DAY_MS = 24 * 3600 * 1000;
 /** Bump when conversion or checks change what a row gives (beyond a version bump): raw digests recorded before then match nothing. */
-const RAW_RULES = 1;
+const RAW_RULES = 2;
 /** Raw digests learnt for customers found unchanged by their payload, written in batches of this many. */
 const RAW_BATCH = 1024;
 
@@ -82,24 +83,24 @@ export class CustomerDelta {
     this.contexts.clear();
   }
 
-  digestOf(customerId: string, payload: SentPayload, raw?: RawCustomer): CustomerDigest {
+  digestOf(customerId: string, payload: SentPayload, raw?: RawCustomer & RawCounts): CustomerDigest {
     const digest: CustomerDigest = {
       id: this.record.digest('customer', customerId),
       payload: this.record.digest('payload', canonicalPayload(customerId, payload)),
     };
-    if (raw && this.rules) digest.raw = this.rawDigest(raw);
+    if (raw && this.rules) digest.raw = { digest: this.rawDigest(raw), loans: raw.loans, payments: raw.payments };
     return digest;
   }
 
   /**
-   * The first look (see above): true when the customer's raw rows are those recorded with the
-   * payload the record holds for it, and that record is one `shouldSend` would leave alone.
+   * The first look (see above), for many customers at once: for each, the counts recorded with its
+   * lines when they are those recorded with the payload the record holds for it, and that record
+   * is one `shouldSend` would leave alone; else undefined.
    */
-  unchangedRaw(raw: RawCustomer): boolean {
-    if (this.options.mode === 'full' || !this.rules) return false;
-    return this.record.knowsRaw(
-      this.record.digest('customer', raw.customerId),
-      this.rawDigest(raw),
+  unchangedRaw(raws: readonly RawCustomer[]): (RawCounts | undefined)[] {
+    if (this.options.mode === 'full' || !this.rules) return raws.map(() => undefined);
+    return this.record.knownRaw(
+      raws.map((raw) => this.rawDigest(raw)),
       this.run,
       this.oldest(),
     );
@@ -129,7 +130,7 @@ export class CustomerDelta {
       context = createHash('sha256').update(`${this.rules}\n${raw.context}`).digest('hex');
       this.contexts.set(raw.context, context);
     }
-    return this.record.digest('raw', `${context}\0${raw.text()}`);
+    return this.record.rawDigest(`${context}\0${raw.text}`);
   }
 
   private learnRaw(customer: CustomerDigest): void {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, hash, type KeyObject, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { stateDirError } from '../../config/state-dir.js';
 import { environmentError } from '../../errors.js';
@@ -45,6 +45,14 @@ export {
  */
 
 const DIGEST_BYTES = 16;
+
+/** What the record keeps of a customer's raw lines: their digest, their counts, the payload digest they gave. */
+function rawBlob(raw: NonNullable<CustomerDigest['raw']>, payload: Buffer): Buffer {
+  const counts = Buffer.alloc(8);
+  counts.writeUInt32BE(Math.min(raw.loans, 0xffffffff), 0);
+  counts.writeUInt32BE(Math.min(raw.payments, 0xffffffff), 4);
+  return Buffer.concat([raw.digest, counts, payload]);
+}
 const SCHEMA_VERSION = '1';
 const READS_PER_TRANSACTION = 4096;
 const READ_TRANSACTION_MS = 50;
@@ -56,7 +64,7 @@ const READ_TRANSACTION_MS = 50;
 export interface CustomerDigest {
   id: Buffer;
   payload: Buffer;
-  raw?: Buffer;
+  raw?: { digest: Buffer; loans: number; payments: number };
 }
 
 export interface RememberedCustomer {
@@ -67,7 +75,7 @@ export interface RememberedCustomer {
 
 type Statements = {
   getCustomer: Database.Statement<[Buffer], { payload: Buffer; sent_at: number; run: string }>;
-  knownRaw: Database.Statement<[Buffer, Buffer, string, number], number>;
+  knownRaw: Database.Statement<[Buffer, string, number], Buffer>;
   putCustomer: Database.Statement<[Buffer, Buffer, Buffer | null, number, string]>;
   setRaw: Database.Statement<[Buffer, Buffer, Buffer]>;
   dropCustomer: Database.Statement<[Buffer]>;
@@ -85,6 +93,7 @@ export class DeltaRecord {
   private readTimer: NodeJS.Timeout | undefined;
   /** A KeyObject: made once, it spares each HMAC the conversion of the raw key (3x faster). */
   private readonly key: KeyObject;
+  private rawPrefix: string | undefined;
 
   private constructor(
     /** The record's file; null for an empty record held in memory. */
@@ -102,13 +111,15 @@ export class DeltaRecord {
   private static prepare(db: Database.Database): Statements {
     return {
       getCustomer: db.prepare('SELECT payload, sent_at, run FROM customers WHERE id = ?'),
-      // The raw digest is kept followed by the payload digest it was recorded with: one written
-      // over since by a version that keeps no raw digests (a new payload) no longer counts.
+      // The raw digest is kept followed by the counts of its lines and the payload digest it was
+      // recorded with: one written over since by a version that keeps no raw digests (a new
+      // payload) no longer counts, nor does one laid out as older versions did (no counts).
+      // One statement per digest: 64 at a time in an IN list was slower (10 µs a customer against 6).
       knownRaw: db
         .prepare(
-          'SELECT 1 FROM customers WHERE id = ? AND substr(raw, 1, 16) = ? AND substr(raw, 17) = payload AND run <> ? AND sent_at >= ?',
+          'SELECT substr(raw, 17, 8) FROM customers WHERE substr(raw, 1, 16) = ? AND substr(raw, 25) = payload AND run <> ? AND sent_at >= ?',
         )
-        .pluck() as Database.Statement<[Buffer, Buffer, string, number], number>,
+        .pluck() as Database.Statement<[Buffer, string, number], Buffer>,
       putCustomer: db.prepare(
         'INSERT INTO customers (id, payload, raw, sent_at, run) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, raw = excluded.raw, sent_at = excluded.sent_at, run = excluded.run',
       ),
@@ -266,6 +277,16 @@ export class DeltaRecord {
   }
 
   /**
+   * The same for a customer's raw lines, one per customer of every run: SHA-256 under a secret
+   * prefix derived from the key, in one call (an HMAC's set-up cost a sixth of a 1%-changed run).
+   * Equal lines are all it tells; without the key nothing can be guessed back from it.
+   */
+  rawDigest(text: string): Buffer {
+    this.rawPrefix ??= createHmac('sha256', this.key).update('raw lines').digest('hex');
+    return Buffer.from(hash('sha256', `${this.rawPrefix}\0${text}`, 'hex').slice(0, 2 * DIGEST_BYTES), 'hex');
+  }
+
+  /**
    * Lookups run inside a read transaction of up to READS_PER_TRANSACTION lookups: one lookup in a
    * transaction of its own costs the file locking every time (11 µs against 3 µs, measured). It
    * ends before any write and after that many reads, so other processes are never kept waiting.
@@ -289,14 +310,23 @@ export class DeltaRecord {
   }
 
   /**
-   * Whether the record holds these raw rows for the customer, beside the payload it holds for it,
-   * sent at `sentSince` or later by another run than `run`.
+   * For each digest of raw lines, the loans and payments recorded with them, when the record holds
+   * them beside the payload it holds for their customer (the lines name it), sent at `sentSince`
+   * or later by another run than `run`.
    */
-  knowsRaw(id: Buffer, raw: Buffer, run: string, sentSince: number): boolean {
-    return this.guard(() => {
-      this.beginRead();
-      return this.statements.knownRaw.get(id, raw, run, sentSince) !== undefined;
-    });
+  knownRaw(
+    raws: readonly Buffer[],
+    run: string,
+    sentSince: number,
+  ): ({ loans: number; payments: number } | undefined)[] {
+    return raws.map((raw) =>
+      this.guard(() => {
+        this.beginRead();
+        const counts = this.statements.knownRaw.get(raw, run, sentSince);
+        if (counts === undefined || counts.length !== 8) return undefined;
+        return { loans: counts.readUInt32BE(0), payments: counts.readUInt32BE(4) };
+      }),
+    );
   }
 
   get customerCount(): number {
@@ -310,7 +340,7 @@ export class DeltaRecord {
       this.endReads();
       this.db.transaction(() => {
         for (const c of remember)
-          this.statements.putCustomer.run(c.id, c.payload, c.raw ? Buffer.concat([c.raw, c.payload]) : null, at, run);
+          this.statements.putCustomer.run(c.id, c.payload, c.raw ? rawBlob(c.raw, c.payload) : null, at, run);
         for (const c of forget) this.statements.dropCustomer.run(c.id);
       })();
     });
@@ -325,8 +355,7 @@ export class DeltaRecord {
     this.guard(() => {
       this.endReads();
       this.db.transaction(() => {
-        for (const c of customers)
-          if (c.raw) this.statements.setRaw.run(Buffer.concat([c.raw, c.payload]), c.id, c.payload);
+        for (const c of customers) if (c.raw) this.statements.setRaw.run(rawBlob(c.raw, c.payload), c.id, c.payload);
       })();
     });
   }

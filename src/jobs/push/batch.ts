@@ -245,7 +245,7 @@ class BatchRun {
     const groups = await streamedGroups(
       inputs,
       this.readingContext(),
-      delta ? (raw) => delta.unchangedRaw(raw) : undefined,
+      delta ? (raws) => delta.unchangedRaw(raws) : undefined,
     );
     this.account.totalCustomers = 0;
     let rows = 0;

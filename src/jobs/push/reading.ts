@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { InputError } from '../../errors.js';
-import type { CustomerGroup, RawCustomer } from '../../ingest/lms/groups.js';
+import type { CustomerGroup, RawCounts, RawCustomer } from '../../ingest/lms/groups.js';
 import { type BatchInput, type StagedExport, stageExport } from '../../ingest/lms/inputs.js';
 import { formatFromName, type InputFormat } from '../../ingest/lms/rows.js';
 import type { Staging } from '../../ingest/lms/staging.js';
@@ -71,7 +71,7 @@ export function regularFile(path: string, cwd: string): boolean {
 export async function streamedGroups(
   inputs: readonly BatchInput[],
   ctx: ReadingContext,
-  unchanged?: (raw: RawCustomer) => boolean,
+  unchanged?: (raws: readonly RawCustomer[]) => (RawCounts | undefined)[],
 ): Promise<AsyncGenerator<CustomerGroup, number>> {
   const { account } = ctx;
   const opened: InputSource[] = [];

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError, InterruptedError } from '../../../src/errors.js';
 import { firstInvalidUtf8, notAWorkbook, openInput, readWholeText } from '../../../src/ingest/sources.js';
@@ -81,6 +82,40 @@ describe('openInput', () => {
     const cut = bytes.indexOf(0xc3) + 1; // inside the two bytes of "é"
     const source = await openInput('-', io([bytes.subarray(0, cut), bytes.subarray(cut)]));
     expect(await text(source)).toBe('Café Ñandú\n');
+  });
+
+  it('decodes ASCII chunks apart and the rest with the decoder, whatever the chunks (property)', async () => {
+    // ASCII runs, characters of two to four bytes, a BOM where it is a character (not at the start).
+    const piece = fc.oneof(
+      fc.string({ unit: fc.constantFrom('a', ',', '\n', '1'), maxLength: 20 }),
+      fc.constantFrom('é', 'Ñ', '€', '😀', '\ufeff'),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(piece, { maxLength: 12 }),
+        fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 8 }),
+        fc.boolean(),
+        async (pieces, sizes, bom) => {
+          const content = `x${pieces.join('')}`;
+          const bytes = Buffer.from(`${bom ? '\ufeff' : ''}${content}`);
+          const chunks: Buffer[] = [];
+          for (let at = 0, i = 0; at < bytes.length; at += sizes[i++ % sizes.length]!)
+            chunks.push(bytes.subarray(at, at + sizes[i % sizes.length]!));
+          expect(await text(await openInput('-', io(chunks)))).toBe(content);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('decodes a large read in slices: characters cut between slices, and a bad byte in a later one', async () => {
+    // "é" across the first 32 KB boundary, "€" across the second; reads are 256 KB.
+    const content = `${'a'.repeat(32 * 1024 - 1)}é${'b'.repeat(32 * 1024 - 3)}€${'c\n'.repeat(100_000)}`;
+    expect(await text(await openInput(file('slices.csv', content), io()))).toBe(content);
+    const bytes = Buffer.from(content);
+    bytes[100_000] = 0xff;
+    const err = await failure(text(await openInput(file('slices-bad.csv', bytes), io())));
+    expect(err.message).toContain('byte 0xFF at offset 100000');
   });
 
   it('decodes UTF-16 little-endian with a BOM (spreadsheet "Unicode text")', async () => {

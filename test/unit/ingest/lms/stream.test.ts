@@ -95,27 +95,28 @@ describe('two sorted files, read side by side', () => {
   });
 });
 
-describe('raw rows, for the first look of --changed-only', () => {
+describe('lines, for the first look of --changed-only', () => {
   const HEADER = 'customer_id,loan_id,lead_id,is_lead_loan,loan_amount,applied_at,loan_status,payment_id,payment_at';
   let n = 0;
-  /** Each customer's raw rows from a file with a row per payment; `unchanged` says yes to `skip`. */
-  async function raws(lines: string[], options: { eol?: string; skip?: string } = {}) {
+  /** Each customer's lines from a file with a row per payment; `unchanged` gives counts for `skip`. */
+  async function look(lines: string[], options: { eol?: string; skip?: string } = {}) {
     const name = `raw-${n++}.csv`;
     writeFileSync(join(work, name), [HEADER, ...lines].join(options.eol ?? '\n') + (options.eol ?? '\n'));
     const seen = new Map<string, RawCustomer>();
     const groups: CustomerGroup[] = [];
+    const problems: RowProblem[] = [];
     for await (const g of streamGroups(await openInput(name, io), {
       mapping: IDENTITY_MAPPING,
       src: 0,
-      problems: () => {},
-      unchanged: (raw) => {
-        seen.set(raw.customerId, raw);
-        return raw.customerId === options.skip;
-      },
+      problems: (p) => problems.push(p),
+      unchanged: (raws) =>
+        raws.map((raw) => {
+          seen.set(raw.customerId, raw);
+          return raw.customerId === options.skip ? { loans: 7, payments: 9 } : undefined;
+        }),
     }))
       groups.push(g);
-    const text = (id: string) => seen.get(id)!.text();
-    return { seen, groups, text };
+    return { seen, groups, problems, text: (id: string) => seen.get(id)?.text };
   }
   const rows = [
     '1,L1,5,Y,100,2026-01-01,Current,P1,2026-02-01',
@@ -124,39 +125,56 @@ describe('raw rows, for the first look of --changed-only', () => {
     '2,L3,6,Y,70,2026-01-02,Current,P3,2026-02-02',
   ];
 
-  it("are the same whatever the order of a customer's rows, the line endings or the quoting", async () => {
-    const a = await raws(rows);
-    const b = await raws(
-      [rows[2]!, rows[1]!, rows[0]!, `"2","L3","6","Y","70","2026-01-02","Current","P3","2026-02-02"`],
-      {
-        eol: '\r\n',
-      },
-    );
-    expect(b.text('1')).toBe(a.text('1'));
-    expect(b.text('2')).toBe(a.text('2'));
-    expect(a.seen.get('1')).toMatchObject({ loans: 2, payments: 2 });
-    expect(a.seen.get('1')!.context).toBe(b.seen.get('1')!.context);
-    expect(a.groups.every((g) => g.raw !== undefined && g.unchanged === undefined)).toBe(true);
+  it("are the customer's lines as the file has them, its header as their context", async () => {
+    const a = await look(rows);
+    expect(a.text('1')).toBe(`${rows.slice(0, 3).join('\n')}\n`);
+    expect(a.text('2')).toBe(`${rows[3]}\n`);
+    expect(a.seen.get('1')!.context).toBe(`rows\n${JSON.stringify(HEADER.split(','))}`);
+    // Handed on with the customer, with what they hold, for the record.
+    expect(a.groups[0]!.raw).toMatchObject({ text: a.text('1'), loans: 2, payments: 2 });
+    const crlf = await look(rows, { eol: '\r\n' });
+    expect(crlf.text('1')).toBe(`${rows.slice(0, 3).join('\r\n')}\r\n`);
+    const quoted = await look([...rows.slice(0, 3), `"2","L3","6","Y","70","2026-01-02","Current","P3","2026-02-02"`]);
+    expect(quoted.text('2')).toContain('"L3"');
+    expect(quoted.groups[1]!.customerId).toBe('2');
   });
 
-  it('differ when a cell, the header or the winning value of a loan column differs', async () => {
-    const a = await raws(rows);
-    const changed = await raws([rows[0]!, rows[1]!.replace('2026-03-01', '2026-03-02'), rows[2]!, rows[3]!]);
-    expect(changed.text('1')).not.toBe(a.text('1'));
-    expect(changed.text('2')).toBe(a.text('2'));
-    // L1's last row says Paid In Full, then its first one does: the loan is sent differently.
-    const last = await raws([rows[0]!, rows[1]!.replace('Current', 'Paid In Full'), rows[2]!]);
-    const first = await raws([rows[1]!.replace('Current', 'Paid In Full'), rows[0]!, rows[2]!]);
-    expect(first.text('1')).not.toBe(last.text('1'));
-    // A cell holding what a joined form would use as a separator cannot pass for two cells.
-    const split = await raws(['1,L1,5,Y,100,2026-01-01,"Current,x",P1,2026-02-01']);
-    expect(split.text('1')).toContain('"Current,x"');
-  });
-
-  it('a customer said unchanged comes with its counts only, never converted', async () => {
-    const { groups } = await raws(rows, { skip: '1' });
-    expect(groups[0]).toMatchObject({ customerId: '1', loans: [], unchanged: { loans: 2, payments: 2 } });
+  it('a customer said unchanged comes with the counts recorded, never parsed nor converted', async () => {
+    const { groups } = await look(rows, { skip: '1' });
+    expect(groups[0]).toMatchObject({ customerId: '1', loans: [], unchanged: { loans: 7, payments: 9 } });
     expect(groups[1]!.unchanged).toBeUndefined();
     expect(groups[1]!.loans).toHaveLength(1);
+  });
+
+  it('lines the reader does not find to be the whole customer are never its lines', async () => {
+    // A row of the wrong width inside the customer: refused by the reader, so its lines are not the customer's rows.
+    const bad = await look([rows[0]!, '1,L1,5', rows[1]!, rows[3]!]);
+    expect(bad.problems).toHaveLength(1);
+    expect(bad.groups[0]!.raw).toBeUndefined();
+    expect(bad.groups[1]!.raw).toBeDefined();
+    // A blank line inside the customer: asked nothing about it.
+    const blank = await look([rows[0]!, '', rows[1]!, rows[3]!]);
+    expect(blank.seen.has('1')).toBe(false);
+    expect(blank.groups[0]!.raw).toBeUndefined();
+  });
+
+  it('from a line it cannot cut for sure (a quoted line break), the rest reaches the reader as it is', async () => {
+    const { seen, groups } = await look(
+      [rows[0]!, '1,L1,5,Y,100,2026-01-01,"Current\nstill",P9,2026-02-01', rows[3]!],
+      {
+        skip: '2',
+      },
+    );
+    expect(seen.size).toBe(0);
+    expect(groups.map((g) => [g.customerId, g.unchanged])).toEqual([
+      ['1', undefined],
+      ['2', undefined],
+    ]);
+    expect(groups[0]!.loans[0]!.payments).toHaveLength(2);
+  });
+
+  it('a customer whose rows are split is never skipped in part: the file is found unsorted', async () => {
+    const split = look([rows[0]!, rows[3]!, rows[1]!], { skip: '2' });
+    await expect(split).rejects.toBeInstanceOf(NotSortedError);
   });
 });

@@ -97,10 +97,7 @@ describe('--changed-only: customers whose raw rows are unchanged', () => {
     readLoan.mockClear();
     const target = loans[7]!['Cust No']!;
     const edited = loans.map((r) => (r['Cust No'] === target ? flip(r) : r));
-    const next = await push(
-      env,
-      pair(write('l2.csv', edited, { crlf: true, quoteAll: true }), write('p2.csv', payments)),
-    );
+    const next = await push(env, pair(write('l2.csv', edited), write('p2.csv', payments)));
     expect(next.sent).toEqual([target]);
     // Only the changed customer's loans were converted.
     expect(readLoan).toHaveBeenCalledTimes(loans.filter((r) => r['Cust No'] === target).length);
@@ -112,7 +109,7 @@ describe('--changed-only: customers whose raw rows are unchanged', () => {
     expect(renderSummary(next.summary)).toMatch(/59 unchanged customers known from their raw rows/);
   });
 
-  it('a customer whose rows come in another order inside a file with a row per payment is still unchanged', async () => {
+  it('rows in another order, or spelt by another writer, take the full path once: nothing sent, then learnt', async () => {
     const env = home();
     const { rows } = await twoFiles(40, 67);
     await push(env, [{ path: write('e.csv', rows), role: 'auto' }], { delta: 'full' });
@@ -120,11 +117,24 @@ describe('--changed-only: customers whose raw rows are unchanged', () => {
     const byCustomer = new Map<string, Row[]>();
     for (const r of rows) byCustomer.set(r['Cust No']!, [...(byCustomer.get(r['Cust No']!) ?? []), r]);
     const reordered = [...byCustomer.values()].flatMap((list) => list.reverse());
+    const withTwoRows = [...byCustomer.values()].filter((list) => list.length > 1).length;
     readLoan.mockClear();
-    const next = await push(env, [{ path: write('e2.csv', reordered, { crlf: true }), role: 'auto' }]);
+    const file = write('e2.csv', reordered);
+    const next = await push(env, [{ path: file, role: 'auto' }]);
     expect(next.sent).toEqual([]);
-    expect(next.summary.delta?.unchanged_raw).toBe(40);
+    expect(next.summary.customers.unchanged).toBe(40);
+    expect(next.summary.delta?.unchanged_raw).toBe(40 - withTwoRows);
+    expect(readLoan).toHaveBeenCalled();
+    readLoan.mockClear();
+    const learnt = await push(env, [{ path: file, role: 'auto' }]);
+    expect(learnt.summary.delta?.unchanged_raw).toBe(40);
     expect(readLoan).not.toHaveBeenCalled();
+    // CRLF and every value quoted: the same rows, other lines.
+    const spelt = write('e3.csv', reordered, { crlf: true, quoteAll: true });
+    const other = await push(env, [{ path: spelt, role: 'auto' }]);
+    expect(other.sent).toEqual([]);
+    expect(other.summary.delta?.unchanged_raw).toBe(0);
+    expect((await push(env, [{ path: spelt, role: 'auto' }])).summary.delta?.unchanged_raw).toBe(40);
   });
 
   it('where a loan row says something else than its other rows, which one is last still counts', async () => {
@@ -181,7 +191,7 @@ describe('--changed-only: customers whose raw rows are unchanged', () => {
     const first = await push(env, files, { delta: 'full' });
     // The record as an older leadctl left it: no raw column at all.
     const db = new Database(first.summary.delta!.record!);
-    db.exec('ALTER TABLE customers DROP COLUMN raw');
+    db.exec('DROP INDEX customers_raw; ALTER TABLE customers DROP COLUMN raw');
     db.close();
     const old = await push(env, files);
     expect(old.sent).toEqual([]);

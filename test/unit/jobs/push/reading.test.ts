@@ -164,13 +164,13 @@ describe('streamedGroups', () => {
     expect(ctx.account.tally.rejected.payments + ctx.account.tally.rejected.loans).toBeGreaterThan(0);
   });
 
-  it('asks `unchanged` with the raw rows of each customer', async () => {
+  it('asks `unchanged` with the lines of each customer', async () => {
     const { ctx } = context();
     let asked = 0;
     const { groups } = await all(
-      await streamedGroups([auto('export.csv')], ctx, () => {
-        asked++;
-        return true;
+      await streamedGroups([auto('export.csv')], ctx, (raws) => {
+        asked += raws.length;
+        return raws.map(() => ({ loans: 1, payments: 1 }));
       }),
     );
     expect(asked).toBe(counts.customers);
@@ -178,9 +178,9 @@ describe('streamedGroups', () => {
     const two = context();
     let askedTwo = 0;
     await all(
-      await streamedGroups([loans, payments], two.ctx, () => {
-        askedTwo++;
-        return false;
+      await streamedGroups([loans, payments], two.ctx, (raws) => {
+        askedTwo += raws.length;
+        return raws.map(() => undefined);
       }),
     );
     expect(askedTwo).toBe(counts.customers);
