@@ -28,6 +28,15 @@ import { isProcessAlive } from '../../io/process.js';
  * process stays small however big the export.
  */
 
+/**
+ * SQLite's page cache, in KiB. It also sets the memory of each sort (the loans' and the payments'
+ * are both held while they are merged, through the whole push): 8 MiB put the two-file shuffled
+ * push over its 250 MB bound (docs/benchmarks.md). Smaller saves little more and, past 256 sorted
+ * runs (16-way merges), costs a third merge pass: a million payments (about 250 MB to sort) make
+ * 125 runs of 2 MiB, merged in two passes as they were with 8 MiB.
+ */
+export const STAGING_CACHE_KIB = 2048;
+
 /** Where a record came from: index into `sources`, and its row (or line) in that file. */
 export interface Origin {
   src: number;
@@ -125,9 +134,8 @@ export class Staging {
     this.db.pragma('journal_mode = OFF');
     this.db.pragma('synchronous = OFF');
     this.db.pragma('locking_mode = EXCLUSIVE');
-    // A small page cache (it also bounds the sorter's memory): the file can be gigabytes, the
-    // process stays small; the operating system's file cache does the rest.
-    this.db.pragma('cache_size = -8192');
+    // The file can be gigabytes, the process stays small; the operating system's file cache does the rest.
+    this.db.pragma(`cache_size = -${STAGING_CACHE_KIB}`);
     this.db.pragma('temp_store = FILE');
     this.db.exec(`
       CREATE TABLE loans (cust TEXT NOT NULL, loan TEXT NOT NULL, meta INTEGER NOT NULL, repeat INTEGER NOT NULL, data TEXT, errors TEXT);

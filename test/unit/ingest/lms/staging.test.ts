@@ -19,7 +19,7 @@ import { stageCsv } from '../../../../src/ingest/lms/csv.js';
 import { flatGroups } from '../../../../src/ingest/lms/groups.js';
 import { loadMapping } from '../../../../src/ingest/mapping/mapping.js';
 import { openInput } from '../../../../src/ingest/sources.js';
-import { removeStaleStaging, Staging } from '../../../../src/ingest/lms/staging.js';
+import { compareIds, removeStaleStaging, STAGING_CACHE_KIB, Staging } from '../../../../src/ingest/lms/staging.js';
 import { paymentLooksValid } from '../../../../src/jobs/push/quick-check.js';
 import { validateGroup } from '../../../../src/jobs/push/validate.js';
 
@@ -95,6 +95,46 @@ describe('staging a file with a row per payment, in any order', () => {
     const refused = full.flatMap((v) => v.rejects).filter((r) => r.level === 'loan' && r.loanId === bad);
     expect(refused.map((r) => r.row)).toEqual([lastRowOfBad]);
     expect(full.every((v) => v.duplicates.loans === 0)).toBe(true);
+  });
+});
+
+describe('reading back more rows than the staging keeps in memory', () => {
+  it('holds SQLite to a 2 MiB cache and sort, and gives every row back in order, the last of equal ids winning', () => {
+    const staging = new Staging(work);
+    try {
+      const db = (staging as unknown as { db: { pragma(sql: string, options: { simple: true }): unknown } }).db;
+      // Both sorts (loans and payments) are held for the whole push: each is bounded by this.
+      expect(STAGING_CACHE_KIB).toBe(2048);
+      expect(db.pragma('cache_size', { simple: true })).toBe(-2048);
+      const random = mulberry32(7);
+      const src = staging.addSource('payments.csv');
+      const padding = 'x'.repeat(200);
+      // About 7 MB of payments in random order, ids of varying length: the sort spills to merged runs.
+      const expected = new Map<string, Map<string, number>>();
+      const customers = Array.from({ length: 3000 }, (_, i) => `C${Math.floor(random() * 1e9).toString(36)}${i}`);
+      for (const c of customers) staging.putLoan(c, 'L1', { src, row: 1 }, '{}', null, false);
+      for (let row = 2; row < 32_002; row++) {
+        const customerId = customers[Math.floor(random() * customers.length)]!;
+        const paymentId = `P${Math.floor(random() * 12)}`;
+        staging.putPayment(customerId, 'L1', paymentId, { src, row }, `{"n":${row},"pad":"${padding}"}`, null);
+        const payments = expected.get(customerId) ?? new Map<string, number>();
+        payments.set(paymentId, row);
+        expected.set(customerId, payments);
+      }
+      const seen: string[] = [];
+      for (const customer of staging.customers()) {
+        seen.push(customer.customerId);
+        const payments = customer.loans[0]!.payments;
+        const wanted = [...(expected.get(customer.customerId) ?? new Map<string, number>())].sort(([a], [b]) =>
+          compareIds(a, b),
+        );
+        expect(payments.map((p) => [p.paymentId, p.row])).toEqual(wanted);
+        expect(payments.every((p) => p.data === `{"n":${p.row},"pad":"${padding}"}`)).toBe(true);
+      }
+      expect(seen).toEqual([...customers].sort(compareIds));
+    } finally {
+      staging.close();
+    }
   });
 });
 
