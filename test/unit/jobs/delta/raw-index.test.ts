@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { ENTRY_HEX, RawIndex } from '../../../../src/jobs/delta/raw-index.js';
+import { DeltaRecord } from '../../../../src/jobs/delta/record.js';
+
+const work = mkdtempSync(join(tmpdir(), 'leadctl-raw-index-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+const defaultMax = DeltaRecord.rawIndexMax;
+afterEach(() => {
+  DeltaRecord.rawIndexMax = defaultMax;
+});
+
+const hex = (bytes: number[]) => Buffer.from(bytes).toString('hex');
+const counts = (n: number) => n.toString(16).padStart(8, '0');
+
+describe('RawIndex', () => {
+  it('finds every digest it holds with its counts, and nothing else (property)', () => {
+    const digest = fc.uint8Array({ minLength: 16, maxLength: 16 }).map((a) => Buffer.from(a));
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(digest, { selector: (d) => d.toString('hex'), maxLength: 60 }),
+        digest,
+        (held, other) => {
+          const entries = [...held].reverse();
+          const index = new RawIndex(entries.map((d, i) => hex([...d]) + counts(i) + counts(i * 1000 + 7)).join(''));
+          expect(index.size).toBe(held.length);
+          entries.forEach((d, i) => expect(index.find(d)).toEqual({ loans: i, payments: i * 1000 + 7 }));
+          if (!held.some((d) => d.equals(other))) expect(index.find(other)).toBeUndefined();
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('an empty record holds nothing; a string that is not whole entries is refused', () => {
+    expect(new RawIndex('').find(Buffer.alloc(16))).toBeUndefined();
+    expect(() => new RawIndex('AB'.repeat(ENTRY_HEX / 2 + 1))).toThrow();
+  });
+});
+
+describe("the record's raw lookups, read at once or one at a time", () => {
+  function record(name: string) {
+    return DeltaRecord.open(
+      join(work, name, 'state'),
+      join(work, name, 'config'),
+      {
+        profile: 'p',
+        baseUrl: 'http://127.0.0.1:1',
+      },
+      true,
+    )!;
+  }
+
+  it('give the same answers: recorded lines with their counts, only beside the payload, recent, of another run', () => {
+    const answers: unknown[] = [];
+    for (const max of [defaultMax, 0]) {
+      DeltaRecord.rawIndexMax = max;
+      const r = record(`same-${max}`);
+      const customer = (n: number) => ({
+        id: r.digest('customer', `c${n}`),
+        payload: r.digest('payload', `p${n}`),
+        raw: { digest: r.rawDigest(`lines of ${n}`), loans: n, payments: 10 * n },
+      });
+      r.settle([customer(1), customer(2)], [], 100, 'old');
+      r.settle([customer(3)], [], 500, 'this');
+      r.settle([customer(4)], [], 10, 'older');
+      // A payload sent since by a version that kept no raw digest: the lines no longer count.
+      r.settle([{ id: r.digest('customer', 'c2'), payload: r.digest('payload', 'other') }], [], 100, 'old');
+      const asked = [1, 2, 3, 4, 5].map((n) => r.rawDigest(`lines of ${n}`));
+      answers.push(r.knownRaw(asked, 'this', 50));
+      r.close();
+    }
+    expect(answers[0]).toEqual([{ loans: 1, payments: 10 }, undefined, undefined, undefined, undefined]);
+    expect(answers[1]).toEqual(answers[0]);
+  });
+});
