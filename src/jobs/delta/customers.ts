@@ -56,7 +56,7 @@ export class CustomerDelta {
   private reference = 0;
   /** What gives raw rows their meaning besides the files' headers; empty until the mapping is known. */
   private rules = '';
-  private readonly contexts = new Map<string, string>();
+  private readonly contexts = new Map<string, (text: string) => Buffer>();
   private rawLearnt: CustomerDigest[] = [];
 
   constructor(
@@ -125,12 +125,12 @@ export class CustomerDelta {
 
   /** The keyed digest of raw rows, with what gives them meaning (see above). */
   private rawDigest(raw: RawCustomer): Buffer {
-    let context = this.contexts.get(raw.context);
-    if (context === undefined) {
-      context = createHash('sha256').update(`${this.rules}\n${raw.context}`).digest('hex');
-      this.contexts.set(raw.context, context);
+    let digester = this.contexts.get(raw.context);
+    if (digester === undefined) {
+      digester = this.record.rawDigester(createHash('sha256').update(`${this.rules}\n${raw.context}`).digest('hex'));
+      this.contexts.set(raw.context, digester);
     }
-    return this.record.rawDigest(`${context}\0${raw.text}`);
+    return digester(raw.text);
   }
 
   private learnRaw(customer: CustomerDigest): void {

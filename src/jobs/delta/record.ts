@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { createHmac, createSecretKey, hash, type KeyObject, randomBytes } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { stateDirError } from '../../config/state-dir.js';
 import { environmentError } from '../../errors.js';
@@ -98,7 +98,6 @@ export class DeltaRecord {
   private readTimer: NodeJS.Timeout | undefined;
   /** A KeyObject: made once, it spares each HMAC the conversion of the raw key (3x faster). */
   private readonly key: KeyObject;
-  private rawPrefix: string | undefined;
   private rawIndexHeld: { run: string; sentSince: number; generation: number; index: RawIndex | undefined } | undefined;
 
   private constructor(
@@ -288,13 +287,16 @@ export class DeltaRecord {
   }
 
   /**
-   * The same for a customer's raw lines, one per customer of every run: SHA-256 under a secret
-   * prefix derived from the key, in one call (an HMAC's set-up cost a sixth of a 1%-changed run).
-   * Equal lines are all it tells; without the key nothing can be guessed back from it.
+   * The same for customers' raw lines under a context, one per customer of every run: SHA-256
+   * under a secret prefix derived from the key and the context, hashed once and copied (an HMAC's
+   * set-up cost a sixth of a 1%-changed run). Equal lines are all it tells; without the key
+   * nothing can be guessed back from it.
    */
-  rawDigest(text: string): Buffer {
-    this.rawPrefix ??= createHmac('sha256', this.key).update('raw lines').digest('hex');
-    return Buffer.from(hash('sha256', `${this.rawPrefix}\0${text}`, 'hex').slice(0, 2 * DIGEST_BYTES), 'hex');
+  rawDigester(context: string): (text: string) => Buffer {
+    const base = createHash('sha256')
+      .update(createHmac('sha256', this.key).update('raw lines').digest())
+      .update(`${context}\0`);
+    return (text) => base.copy().update(text).digest().subarray(0, DIGEST_BYTES);
   }
 
   /**

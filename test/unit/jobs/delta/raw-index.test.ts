@@ -59,17 +59,18 @@ describe("the record's raw lookups, read at once or one at a time", () => {
     for (const max of [defaultMax, 0]) {
       DeltaRecord.rawIndexMax = max;
       const r = record(`same-${max}`);
+      const lines = r.rawDigester('context');
       const customer = (n: number) => ({
         id: r.digest('customer', `c${n}`),
         payload: r.digest('payload', `p${n}`),
-        raw: { digest: r.rawDigest(`lines of ${n}`), loans: n, payments: 10 * n },
+        raw: { digest: lines(`lines of ${n}`), loans: n, payments: 10 * n },
       });
       r.settle([customer(1), customer(2)], [], 100, 'old');
       r.settle([customer(3)], [], 500, 'this');
       r.settle([customer(4)], [], 10, 'older');
       // A payload sent since by a version that kept no raw digest: the lines no longer count.
       r.settle([{ id: r.digest('customer', 'c2'), payload: r.digest('payload', 'other') }], [], 100, 'old');
-      const asked = [1, 2, 3, 4, 5].map((n) => r.rawDigest(`lines of ${n}`));
+      const asked = [1, 2, 3, 4, 5].map((n) => lines(`lines of ${n}`));
       answers.push(r.knownRaw(asked, 'this', 50));
       r.close();
     }
