@@ -447,12 +447,20 @@ export class FirstLook {
 
   private async *text(index: number): AsyncGenerator<string> {
     const file = this.files[index]!;
-    while (true) {
-      while (file.out.length === 0 && !file.done) await this.step(index);
-      if (file.out.length === 0) return;
-      const text = file.out.join('');
-      file.out = [];
-      yield text;
+    let ended = false;
+    try {
+      while (true) {
+        while (file.out.length === 0 && !file.done) await this.step(index);
+        if (file.out.length === 0) break;
+        const text = file.out.join('');
+        file.out = [];
+        yield text;
+      }
+      ended = true;
+    } finally {
+      // The reader stopped early (an error, an unsorted file staged instead): this file is closed
+      // now (the other one when its reader stops), without waiting on a read in progress.
+      if (!ended) file.iterator.return?.()?.catch(() => {});
     }
   }
 

@@ -173,6 +173,32 @@ describe('lines, for the first look of --changed-only', () => {
     expect(groups[0]!.loans[0]!.payments).toHaveLength(2);
   });
 
+  it('files found unsorted are closed at once (the run stages them instead)', async () => {
+    writeFileSync(
+      join(work, 'unsorted-loans.csv'),
+      'customer_id,loan_id,lead_id,is_lead_loan,loan_amount,applied_at\n2,L1,5,Y,1,2026-01-01\n1,L2,5,Y,1,2026-01-01\n',
+    );
+    // Far more than one read: what is not read yet is left unread unless the file is closed.
+    const lines = Array.from({ length: 100_000 }, (_, i) => `${i + 2},L${i},P${i},2026-01-02\n`);
+    writeFileSync(join(work, 'long-payments.csv'), `customer_id,loan_id,payment_id,payment_at\n${lines.join('')}`);
+    const loans = await openInput('unsorted-loans.csv', io);
+    const payments = await openInput('long-payments.csv', io);
+    const stream = streamTwoFiles({
+      mapping: IDENTITY_MAPPING,
+      problems: () => {},
+      loans: { input: loans, src: 0 },
+      payments: { input: payments, src: 1 },
+      unchanged: (raws) => raws.map(() => undefined),
+    });
+    await expect(
+      (async () => {
+        for await (const _ of stream);
+      })(),
+    ).rejects.toBeInstanceOf(NotSortedError);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(payments.stream.destroyed).toBe(true);
+  });
+
   it('a customer whose rows are split is never skipped in part: the file is found unsorted', async () => {
     const split = look([rows[0]!, rows[3]!, rows[1]!], { skip: '2' });
     await expect(split).rejects.toBeInstanceOf(NotSortedError);
