@@ -1,13 +1,13 @@
 import type { Hash } from 'node:crypto';
 import { inspectRow, planCsv, readLoan, readPayment, type CsvPlan, type InspectedRow } from './csv.js';
 import { FirstLook, NotSortedError, type SkippedCustomer } from './first-look.js';
-
-export { NotSortedError };
 import type { CustomerGroup, Duplicate, GroupLoan, GroupPayment, RawCounts, RawCustomer } from './groups.js';
 import { csvRecordBatches, type ProblemSink } from './rows.js';
 import { csvDelimiter, type Mapping } from '../mapping/mapping.js';
 import type { InputSource } from '../sources.js';
 import { compareIds } from './staging.js';
+
+export { NotSortedError };
 
 /**
  * The fast path for the common case: one file with a row per payment, sorted by customer id (as
@@ -31,9 +31,9 @@ export interface StreamOptions {
   onRows?: (rows: number) => void;
   /**
    * Given (a run that keeps the record of what was sent), asked with customers' lines (many at a
-   * time) before anything is parsed: for each, the counts recorded with them when they are lines recorded as sent, and the
-   * customer is then yielded with those counts only (`unchanged`). Other customers carry their
-   * lines (`raw`) when the first look is sure of them.
+   * time) before anything is parsed: for each, the counts recorded with them when they are lines
+   * recorded as sent, and the customer is then yielded with those counts only (`unchanged`).
+   * Other customers carry their lines (`raw`) when the first look is sure of them.
    */
   unchanged?: (raws: readonly RawCustomer[]) => (RawCounts | undefined)[];
 }
@@ -93,7 +93,12 @@ export async function* streamGroups(input: InputSource, options: StreamOptions):
       }
       const { customerId, loanId, paymentId } = inspected;
       if (current === undefined || current.customerId !== customerId) {
-        if (current !== undefined) yield finish(plan!, current, src, look);
+        if (current !== undefined) {
+          // Found unsorted before the customer before is handed on, as without a first look.
+          if (compareIds(customerId, current.customerId) < 0)
+            throw new NotSortedError(row, customerId, current.customerId);
+          yield finish(plan!, current, src, look);
+        }
         if (look) yield* order.skipped(look.takeSkipped(customerId), () => input.name);
         order.next(customerId, row);
         current = { customerId, loans: new Map(), payments: new Map(), rows: 0, paymentRows: 0 };
