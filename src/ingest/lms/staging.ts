@@ -1,19 +1,9 @@
 import Database from 'better-sqlite3';
-import {
-  closeSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { environmentError } from '../../errors.js';
-import { isProcessAlive } from '../../io/process.js';
+import { TempFolder } from './temp-folder.js';
+
+export { removeStaleStaging } from './temp-folder.js';
 
 /**
  * A temporary SQLite file that holds every staged row of an export, so that rows may come in any
@@ -85,8 +75,7 @@ const FLUSH_ROWS = 64;
 const META_ROW_BITS = 2 ** 32;
 
 export class Staging {
-  private readonly dir: string;
-  private readonly parentDir: string;
+  private readonly folder: TempFolder;
   private readonly db: Database.Database;
   private finished = false;
   private readonly buffers = {
@@ -103,28 +92,17 @@ export class Staging {
     parentDir: string = tmpdir(),
     readonly sources: string[] = [],
   ) {
-    this.parentDir = parentDir;
-    removeStaleStaging(parentDir);
-    // mkdtemp makes the folder 0700; the file is created 0600 before SQLite opens it (it holds
-    // full SSNs and account numbers), and a note of the owning process lets a later run remove
-    // what a killed one (SIGKILL, power loss) left behind.
+    // The database is closed before its folder goes, at close or at exit.
+    this.folder = new TempFolder(parentDir, () => {
+      if (this.db?.open) this.db.close();
+    });
     try {
-      this.dir = mkdtempSync(join(parentDir, STAGING_PREFIX));
-    } catch (err) {
-      throw this.failure(err);
-    }
-    process.once('exit', this.removeAtExit);
-    try {
-      // Written aside and renamed: another run sweeping stale folders reads the note whole or not at all.
-      const note = join(this.dir, `${OWNER_FILE}.new`);
-      writeFileSync(note, String(process.pid), { mode: 0o600 });
-      renameSync(note, join(this.dir, OWNER_FILE));
-      const file = join(this.dir, 'staging.sqlite');
+      // Created 0600 before SQLite opens it: it holds full SSNs and account numbers.
+      const file = this.folder.path('staging.sqlite');
       closeSync(openSync(file, 'w', 0o600));
       this.db = new Database(file);
     } catch (err) {
-      this.removeAtExit();
-      process.off('exit', this.removeAtExit);
+      this.folder.close();
       throw this.failure(err);
     }
     this.guard(() => this.setUp());
@@ -145,21 +123,8 @@ export class Staging {
     this.db.exec('BEGIN');
   }
 
-  /**
-   * A full (or read-only, forbidden) staging folder is the machine's doing: say which folder and how
-   * to point the staging elsewhere. Nothing has been sent when staging fails (rows are sent only
-   * once all are staged), so there is nothing to resume.
-   */
   private failure(err: unknown): unknown {
-    const sorts = process.env.SQLITE_TMPDIR || process.env.TMPDIR || '/var/tmp';
-    return (
-      environmentError(
-        err,
-        this.parentDir,
-        'the staging folder',
-        `free space there, or set LEADCTL_TMPDIR to a folder with room for about twice the export (SQLite sorts it in temporary files in ${sorts}: set TMPDIR to move those too)`,
-      ) ?? err
-    );
+    return this.folder.failure(err);
   }
 
   private guard<T>(work: () => T): T {
@@ -413,58 +378,8 @@ export class Staging {
 
   /** Closes and deletes the file. Safe to call twice. */
   close(): void {
-    process.off('exit', this.removeAtExit);
-    try {
-      if (this.db.open) this.db.close();
-    } finally {
-      rmSync(this.dir, { recursive: true, force: true });
-    }
+    this.folder.close();
   }
-
-  /** An exit that skipped close (an unexpected error, process.exit) still removes the file. */
-  private readonly removeAtExit = (): void => {
-    try {
-      if (this.db.open) this.db.close();
-    } catch {
-      // the folder goes anyway
-    }
-    rmSync(this.dir, { recursive: true, force: true });
-  };
-}
-
-const STAGING_PREFIX = 'leadctl-staging-';
-const OWNER_FILE = 'owner.pid';
-
-/** Staging folders of this user whose run is gone (killed before it could clean up). */
-export function removeStaleStaging(parentDir: string): string[] {
-  const removed: string[] = [];
-  let names: string[];
-  try {
-    names = readdirSync(parentDir).filter((n) => n.startsWith(STAGING_PREFIX));
-  } catch {
-    return removed;
-  }
-  for (const name of names) {
-    const dir = join(parentDir, name);
-    try {
-      const info = statSync(dir);
-      if (!info.isDirectory() || (typeof process.getuid === 'function' && info.uid !== process.getuid())) continue;
-      let pid: number | undefined;
-      try {
-        pid = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'));
-      } catch {
-        pid = undefined;
-      }
-      // A folder without a readable owner note is one being created right now, unless it is old.
-      const noted = pid !== undefined && Number.isInteger(pid) && pid > 0;
-      if (noted ? isProcessAlive(pid!) : Date.now() - info.mtimeMs < 60 * 60 * 1000) continue;
-      rmSync(dir, { recursive: true, force: true });
-      removed.push(dir);
-    } catch {
-      // another run removed it first
-    }
-  }
-  return removed;
 }
 
 function meta(origin: Origin): number {

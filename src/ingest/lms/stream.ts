@@ -5,6 +5,7 @@ import type { CustomerGroup, Duplicate, GroupLoan, GroupPayment, RawCounts, RawC
 import { csvRecordBatches, type ProblemSink } from './rows.js';
 import { csvDelimiter, type Mapping } from '../mapping/mapping.js';
 import type { InputSource } from '../sources.js';
+import type { RowMap } from './line-sort.js';
 import { compareIds } from './staging.js';
 
 export { NotSortedError };
@@ -36,6 +37,8 @@ export interface StreamOptions {
    * Other customers carry their lines (`raw`) when the first look is sure of them.
    */
   unchanged?: (raws: readonly RawCustomer[]) => (RawCounts | undefined)[];
+  /** The input is an export sorted here (line-sort.ts): its rows are numbered as the file's. */
+  rows?: RowMap;
 }
 
 interface PendingPayment extends GroupPayment {
@@ -79,12 +82,14 @@ export async function* streamGroups(input: InputSource, options: StreamOptions):
   let current: PendingCustomer | undefined;
   let seq = 0;
   const source = look ? look.inputs[0]! : input;
+  const rows = options.rows;
   for await (const batch of csvRecordBatches(source, csvDelimiter(options.mapping), look ? undefined : options.hash)) {
-    for (const { cells, row } of batch) {
-      if (row === 1 && plan === undefined) {
+    for (const { cells, row: line } of batch) {
+      if (line === 1 && plan === undefined) {
         plan = planCsv(input.name, 'rows', options.mapping, cells);
         continue;
       }
+      const row = rows ? rows.of(line) : line;
       order.count(1);
       const inspected = inspectRow(plan!, cells);
       if (!inspected.ok) {
@@ -223,12 +228,13 @@ class RowCursor {
         this.index = 0;
         continue;
       }
-      const { cells, row } = this.batch[this.index++]!;
-      if (row === 1 && this.plan === undefined) {
+      const { cells, row: line } = this.batch[this.index++]!;
+      if (line === 1 && this.plan === undefined) {
         this.plan = planCsv(this.input.name, this.role, this.options.mapping, cells);
         this.header = cells;
         continue;
       }
+      const row = this.options.rows ? this.options.rows.of(line) : line;
       this.rows++;
       this.counted();
       const inspected = inspectRow(this.plan!, cells);
@@ -252,9 +258,16 @@ class RowCursor {
 
 type InspectedOk = Extract<InspectedRow, { ok: true }>;
 
-export interface TwoFileOptions extends Omit<StreamOptions, 'src' | 'hash'> {
-  loans: { input: InputSource; src: number };
-  payments: { input: InputSource; src: number };
+export interface TwoFileOptions extends Omit<StreamOptions, 'src' | 'hash' | 'rows'> {
+  loans: TwoFileInput;
+  payments: TwoFileInput;
+}
+
+interface TwoFileInput {
+  input: InputSource;
+  src: number;
+  /** See StreamOptions.rows. */
+  rows?: RowMap;
 }
 
 /**
@@ -277,11 +290,11 @@ export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<C
         options.unchanged,
       )
     : undefined;
-  const cursor = (file: { input: InputSource; src: number }, role: 'loans' | 'payments', index: number) =>
+  const cursor = (file: TwoFileInput, role: 'loans' | 'payments', index: number) =>
     new RowCursor(
       file.input,
       role,
-      { mapping: options.mapping, problems: options.problems, src: file.src },
+      { mapping: options.mapping, problems: options.problems, src: file.src, rows: file.rows },
       file.src,
       csvRecordBatches(look ? look.inputs[index]! : file.input, csvDelimiter(options.mapping)),
       counted,

@@ -4,6 +4,7 @@ import type { CustomerGroup } from '../../ingest/lms/groups.js';
 import type { BatchInput } from '../../ingest/lms/inputs.js';
 import type { InputFormat } from '../../ingest/lms/rows.js';
 import { Staging } from '../../ingest/lms/staging.js';
+import { TempFolder } from '../../ingest/lms/temp-folder.js';
 import { NotSortedError } from '../../ingest/lms/stream.js';
 import { IDENTITY_MAPPING, loadMapping, type Mapping } from '../../ingest/mapping/mapping.js';
 import type { InputStamp } from '../../ingest/stamp.js';
@@ -25,6 +26,7 @@ import {
   stageInputs,
   stampInputs,
   streamableInput,
+  sortedGroups,
   streamedGroups,
 } from './reading.js';
 import { defaultRejectsName, RejectsWriter } from './rejects.js';
@@ -86,6 +88,8 @@ class BatchRun {
   private target: PushTarget | undefined;
   private sender: ChunkSender | undefined;
   private staging: Staging | undefined;
+  /** Where files not sorted by customer are sorted (line-sort.ts). */
+  private folder: TempFolder | undefined;
   private delta: CustomerDelta | undefined;
   private resumed = false;
 
@@ -212,6 +216,7 @@ class BatchRun {
       this.journal?.close();
       this.delta?.close();
       this.staging?.close();
+      this.folder?.close();
       this.lock?.release();
     }
   }
@@ -247,6 +252,11 @@ class BatchRun {
       this.readingContext(),
       delta ? (raws) => delta.unchangedRaw(raws) : undefined,
     );
+    await this.pushCounted(groups);
+  }
+
+  /** Groups read as they stream (from a sorted file, or one sorted here); the generator returns the rows read. */
+  private async pushCounted(groups: AsyncGenerator<CustomerGroup, number>): Promise<void> {
     this.account.totalCustomers = 0;
     let rows = 0;
     const counted = (async function* () {
@@ -259,6 +269,45 @@ class BatchRun {
   }
 
   private async pushStaged(dir: string, knownDigest: string | undefined): Promise<void> {
+    const { request, io } = this;
+    const sortable = streamableInput(request.inputs, request.format, io.cwd);
+    if (sortable) {
+      try {
+        if (await this.pushSorted(sortable, dir, knownDigest)) return;
+      } catch (err) {
+        // The reader found the sorted lines out of order: the cut grouped a line otherwise than the reader.
+        if (!(err instanceof NotSortedError)) throw err;
+        await this.drain();
+        const { sent } = this.account.requests;
+        this.notes.push(
+          `the export could not be sorted by its lines (${err.message}); it was staged instead${sent ? `, and the ${sent} request(s) already sent were sent again (upserts are safe to repeat)` : ''}`,
+        );
+      }
+      this.account.rejects.close();
+      this.account = this.newAccount();
+      this.folder?.close();
+      this.folder = undefined;
+    }
+    await this.pushStagedRows(dir, knownDigest);
+  }
+
+  /**
+   * CSV files sorted by their lines, then read as sorted ones (line-sort.ts); false when the lines
+   * cannot be sorted for sure (nothing has been read into the account then).
+   */
+  private async pushSorted(inputs: BatchInput[], dir: string, knownDigest: string | undefined): Promise<boolean> {
+    const { request, io } = this;
+    this.folder = new TempFolder(io.env.LEADCTL_TMPDIR || undefined);
+    const sorted = await sortedGroups(inputs, this.readingContext(), this.folder, () => this.stop.stopped);
+    if (sorted === undefined) return false;
+    this.env.onEvent({ type: 'staged', rows: sorted.lines, seconds: (performance.now() - this.startedMs) / 1000 });
+    if (!request.validateOnly && this.journal === undefined)
+      this.openJournal(dir, knownDigest ?? (await inputsDigest(inputs, this.readingContext())), 'staged');
+    await this.pushCounted(sorted.groups);
+    return true;
+  }
+
+  private async pushStagedRows(dir: string, knownDigest: string | undefined): Promise<void> {
     const { request, io, account } = this;
     this.staging = new Staging(io.env.LEADCTL_TMPDIR || undefined, account.sources);
     const staged = await stageInputs(

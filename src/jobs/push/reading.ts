@@ -3,8 +3,10 @@ import { resolve } from 'node:path';
 import { InputError } from '../../errors.js';
 import type { CustomerGroup, RawCounts, RawCustomer } from '../../ingest/lms/groups.js';
 import { type BatchInput, type StagedExport, stageExport } from '../../ingest/lms/inputs.js';
+import { type RowMap, type SortFile, sortByCustomer } from '../../ingest/lms/line-sort.js';
 import { formatFromName, type InputFormat } from '../../ingest/lms/rows.js';
 import type { Staging } from '../../ingest/lms/staging.js';
+import type { TempFolder } from '../../ingest/lms/temp-folder.js';
 import { streamGroups, streamTwoFiles } from '../../ingest/lms/stream.js';
 import type { Mapping } from '../../ingest/mapping/mapping.js';
 import { type InputSource, openInput } from '../../ingest/sources.js';
@@ -73,12 +75,70 @@ export async function streamedGroups(
   ctx: ReadingContext,
   unchanged?: (raws: readonly RawCustomer[]) => (RawCounts | undefined)[],
 ): Promise<AsyncGenerator<CustomerGroup, number>> {
-  const { account } = ctx;
+  const opened = await openAll(inputs, ctx);
+  return groupsOf(inputs, opened, ctx, { unchanged });
+}
+
+/**
+ * The same for files not sorted by customer: each is sorted first (line-sort.ts, in `folder`),
+ * then read as a sorted one; `lines`: the lines sorted, headers aside. Undefined when a file cannot be sorted by its lines (the caller stages
+ * the export instead); `stopped()` is asked as lines go by, and stops the sort.
+ */
+export async function sortedGroups(
+  inputs: readonly BatchInput[],
+  ctx: ReadingContext,
+  folder: TempFolder,
+  stopped: () => boolean,
+): Promise<{ groups: AsyncGenerator<CustomerGroup, number>; lines: number } | undefined> {
+  const opened = await openAll(inputs, ctx);
+  const sorted: InputSource[] = [];
+  const rows: RowMap[] = [];
+  let lines = 0;
+  for (const [i, input] of opened.entries()) {
+    const role: SortFile['role'] = inputs[i]!.role === 'auto' ? 'rows' : (inputs[i]!.role as SortFile['role']);
+    const file = await sortByCustomer(
+      { input, role },
+      {
+        mapping: ctx.mapping,
+        folder,
+        onLines: (lines) => {
+          // A signal while sorting: stop here; nothing is in flight yet, so there is nothing to wait for.
+          if (stopped()) {
+            ctx.account.inputFullyRead = false;
+            throw new ReadingStopped();
+          }
+          ctx.onEvent({ type: 'reading', file: input.name, rows: lines });
+        },
+      },
+    );
+    if (file === undefined) {
+      for (const other of opened) other.stream.destroy();
+      for (const other of sorted) other.stream.destroy();
+      return undefined;
+    }
+    sorted.push(file.input);
+    rows.push(file.rows);
+    lines += file.lines - 1;
+  }
+  return { groups: groupsOf(inputs, sorted, ctx, { rows }), lines };
+}
+
+async function openAll(inputs: readonly BatchInput[], ctx: ReadingContext): Promise<InputSource[]> {
   const opened: InputSource[] = [];
   for (const input of inputs) {
     opened.push(await openInput(input.path, ctx.io, { signal: ctx.signal }));
-    account.sources.push(opened[opened.length - 1]!.name);
+    ctx.account.sources.push(opened[opened.length - 1]!.name);
   }
+  return opened;
+}
+
+function groupsOf(
+  inputs: readonly BatchInput[],
+  opened: InputSource[],
+  ctx: ReadingContext,
+  extra: { unchanged?: (raws: readonly RawCustomer[]) => (RawCounts | undefined)[]; rows?: RowMap[] },
+): AsyncGenerator<CustomerGroup, number> {
+  const { account } = ctx;
   const onRows = (file: string) => (rows: number) => {
     account.rowsRead = rows;
     ctx.onEvent({ type: 'reading', file, rows });
@@ -89,17 +149,18 @@ export async function streamedGroups(
       src: 0,
       problems: account.readProblem,
       onRows: onRows(opened[0]!.name),
-      unchanged,
+      unchanged: extra.unchanged,
+      rows: extra.rows?.[0],
     });
   const loans = inputs.findIndex((i) => i.role === 'loans');
   const payments = inputs.findIndex((i) => i.role === 'payments');
   return streamTwoFiles({
     mapping: ctx.mapping,
     problems: account.readProblem,
-    loans: { input: opened[loans]!, src: loans },
-    payments: { input: opened[payments]!, src: payments },
+    loans: { input: opened[loans]!, src: loans, rows: extra.rows?.[loans] },
+    payments: { input: opened[payments]!, src: payments, rows: extra.rows?.[payments] },
     onRows: onRows(opened[payments]!.name),
-    unchanged,
+    unchanged: extra.unchanged,
   });
 }
 
