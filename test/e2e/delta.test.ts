@@ -104,6 +104,12 @@ describe('customers batch --changed-only, as a nightly job runs it', () => {
     expect(night.customers.accepted + night.customers.rejected).toBe(60);
     expect(night.accounting.balanced).toBe(true);
 
+    // The same unsorted files again: sorted by their lines, every customer whose lines were learnt
+    // (nothing refused) is skipped before it is parsed.
+    const again = JSON.parse((await runBinary(args, { env, cwd: dir })).stdout);
+    expect(again.customers).toMatchObject({ read: 1510, sent: night.customers.rejected });
+    expect(again.delta.unchanged_raw).toBe(1510 - night.customers.rejected);
+
     // The human summary shows the unchanged column.
     const human = await runBinary(args.filter((a) => a !== '-o' && a !== 'json').concat(['-o', 'table']), {
       env,

@@ -298,7 +298,14 @@ class BatchRun {
   private async pushSorted(inputs: BatchInput[], dir: string, knownDigest: string | undefined): Promise<boolean> {
     const { request, io } = this;
     this.folder = new TempFolder(io.env.LEADCTL_TMPDIR || undefined);
-    const sorted = await sortedGroups(inputs, this.readingContext(), this.folder, () => this.stop.stopped);
+    const delta = this.delta;
+    const sorted = await sortedGroups(
+      inputs,
+      this.readingContext(),
+      this.folder,
+      () => this.stop.stopped,
+      delta ? (raws) => delta.unchangedRaw(raws) : undefined,
+    );
     if (sorted === undefined) return false;
     this.env.onEvent({ type: 'staged', rows: sorted.lines, seconds: (performance.now() - this.startedMs) / 1000 });
     if (!request.validateOnly && this.journal === undefined)

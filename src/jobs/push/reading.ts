@@ -89,6 +89,7 @@ export async function sortedGroups(
   ctx: ReadingContext,
   folder: TempFolder,
   stopped: () => boolean,
+  unchanged?: (raws: readonly RawCustomer[]) => (RawCounts | undefined)[],
 ): Promise<{ groups: AsyncGenerator<CustomerGroup, number>; lines: number } | undefined> {
   const opened = await openAll(inputs, ctx);
   const sorted: InputSource[] = [];
@@ -120,7 +121,8 @@ export async function sortedGroups(
     rows.push(file.rows);
     lines += file.lines - 1;
   }
-  return { groups: groupsOf(inputs, sorted, ctx, { rows }), lines };
+  // The first look reads the sorted lines as those of a sorted file: a customer's lines, in the file's order.
+  return { groups: groupsOf(inputs, sorted, ctx, { rows, unchanged }), lines };
 }
 
 async function openAll(inputs: readonly BatchInput[], ctx: ReadingContext): Promise<InputSource[]> {
