@@ -64,6 +64,12 @@ function held(part: Open, text: string): string[] {
   return part.from >= 0 ? [...part.pieces, text.slice(part.from, part.to)] : part.pieces;
 }
 
+/** The same, as one text (most customers' lines lie in one chunk: no array then). */
+function heldText(part: Open, text: string): string {
+  if (part.pieces.length === 0) return part.from >= 0 ? text.slice(part.from, part.to) : '';
+  return held(part, text).join('');
+}
+
 /**
  * A CSV file's text cut into lines and customers, for one coordinator. Conservative: a line the
  * cut cannot be sure of (a lone CR, a quote that is not a whole quoted value, a quoted line break,
@@ -223,7 +229,7 @@ export class LineCutter {
       this.items.push({
         group: {
           customerId: open.customerId,
-          text: held(open, text).join(''),
+          text: heldText(open, text),
           row: open.row,
           lines: open.lines,
           clean: open.clean,
@@ -231,7 +237,7 @@ export class LineCutter {
       });
     this.open = undefined;
     const pending = this.pending;
-    if (pending.lines) this.items.push({ text: held(pending, text).join('') });
+    if (pending.lines) this.items.push({ text: heldText(pending, text) });
     pending.pieces = [];
     pending.from = -1;
     pending.lines = 0;

@@ -142,10 +142,10 @@ export async function sortByCustomer(file: SortFile, options: LineSortOptions): 
       let customerId: string;
       let piece: Piece;
       if ('group' in item) {
-        const { group } = item;
-        if (group.row !== nextRow) return false;
-        customerId = group.customerId;
-        piece = { row: group.row, lines: group.lines, text: group.text };
+        // The cut's own object is kept as the piece: a shuffled export makes one per line.
+        piece = item.group;
+        if (piece.row !== nextRow) return false;
+        customerId = item.group.customerId;
       } else {
         const lines = countLines(item.text, atEnd);
         if (nextRow === 1) {
@@ -161,10 +161,10 @@ export async function sortByCustomer(file: SortFile, options: LineSortOptions): 
       // Rows are kept in 32 bits on disk: an export of four billion lines is staged instead.
       if (nextRow > 0xffff_ffff) return false;
       // Only the file's last line can lack its line break: the lines that follow it here need one.
-      if (!piece.text.endsWith('\n')) piece.text += '\n';
-      let pieces = held.get(customerId);
-      if (pieces === undefined) held.set(customerId, (pieces = []));
-      pieces.push(piece);
+      if (atEnd && !piece.text.endsWith('\n')) piece.text += '\n';
+      const pieces = held.get(customerId);
+      if (pieces === undefined) held.set(customerId, [piece]);
+      else pieces.push(piece);
       heldChars += piece.text.length;
     }
     cutter.items.length = 0;
