@@ -1,6 +1,7 @@
-import { closeSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, rmSync, type Stats, statSync, writeSync } from 'node:fs';
+import { isProcessAlive } from '../io/process.js';
 
-/** A lock older than this is taken to be left behind by a crashed process. */
+/** A lock older than this, whose process is gone, is taken to be left behind by a crashed process. */
 const STALE_AFTER_MS = 15_000;
 const WAIT_STEP_MS = 20;
 
@@ -21,10 +22,8 @@ export function withFileLock<T>(lockPath: string, fn: () => T, timeoutMs = 10_00
       fd = openSync(lockPath, 'wx', 0o600);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (isStale(lockPath)) {
-        rmSync(lockPath, { force: true });
-        continue;
-      }
+      const stale = staleLock(lockPath);
+      if (stale && breakStaleLock(lockPath, stale)) continue;
       if (Date.now() > deadline) {
         throw new Error(
           `the configuration is locked by another leadctl process (${lockPath}); if none is running, delete that file`,
@@ -33,19 +32,67 @@ export function withFileLock<T>(lockPath: string, fn: () => T, timeoutMs = 10_00
       sleepSync(WAIT_STEP_MS + Math.floor(Math.random() * WAIT_STEP_MS));
     }
   }
+  let mine: Stats | undefined;
   try {
     writeSync(fd, `${process.pid}\n`);
+    mine = fstatSync(fd);
     return fn();
   } finally {
     closeSync(fd);
-    rmSync(lockPath, { force: true });
+    // Only our own lock: one taken over meanwhile (we were thought dead) belongs to its new holder.
+    if (mine === undefined || sameFile(statOrUndefined(lockPath), mine)) rmSync(lockPath, { force: true });
   }
 }
 
-function isStale(lockPath: string): boolean {
+/** The lock's file when it is stale: old, and its process (when it wrote one) no longer runs here. */
+export function staleLock(lockPath: string): Stats | undefined {
+  const info = statOrUndefined(lockPath);
+  if (info === undefined || Date.now() - info.mtimeMs <= STALE_AFTER_MS) return undefined;
+  let pid = Number.NaN;
   try {
-    return Date.now() - statSync(lockPath).mtimeMs > STALE_AFTER_MS;
+    pid = Number(readFileSync(lockPath, 'utf8').trim());
   } catch {
-    return false; // vanished meanwhile: simply try again
+    // unreadable or gone: judged by its age alone
   }
+  return Number.isInteger(pid) && pid > 0 && isProcessAlive(pid) ? undefined : info;
+}
+
+/**
+ * Removes a stale lock, `seen` when it was judged so, unless it was replaced meanwhile. Two waiters
+ * can judge the same lock stale: the first removes it and takes a fresh one, and the second must
+ * not remove that. So breaking takes a lock of its own (`.break`, O_EXCL) and removes the lock only
+ * if it is still the file judged stale. A `.break` left by a crash is removed once it is old.
+ * False when another process is breaking it (wait, then look again).
+ */
+export function breakStaleLock(lockPath: string, seen: Stats): boolean {
+  const breaker = `${lockPath}.break`;
+  let fd: number;
+  try {
+    fd = openSync(breaker, 'wx', 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const info = statOrUndefined(breaker);
+    if (info !== undefined && Date.now() - info.mtimeMs > STALE_AFTER_MS) rmSync(breaker, { force: true });
+    return false;
+  }
+  try {
+    if (sameFile(statOrUndefined(lockPath), seen)) rmSync(lockPath, { force: true });
+    return true;
+  } finally {
+    closeSync(fd);
+    rmSync(breaker, { force: true });
+  }
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined; // vanished meanwhile: simply try again
+  }
+}
+
+/** The same file, not merely the same inode: a file created after one is removed often gets its number. */
+function sameFile(a: Stats | undefined, b: Stats): boolean {
+  return a !== undefined && a.ino === b.ino && a.dev === b.dev && a.ctimeMs === b.ctimeMs && a.mtimeMs === b.mtimeMs;
 }
