@@ -27,10 +27,10 @@ import type { InputSource } from '../sources.js';
  */
 
 /** Characters of lines held before a run is written out. */
-export const RUN_CHARS = 16 << 20;
+export const RUN_CHARS = 8 << 20;
 /** An export this small is sorted in memory, without files. */
-const IN_MEMORY_CHARS = 8 << 20;
-/** More runs than this (an export of several GB) is staged instead: each run open at once costs a read buffer. */
+const IN_MEMORY_CHARS = 4 << 20;
+/** More runs than this (an export over 2 GB) is staged instead: each run open at once costs read buffers. */
 const MAX_RUNS = 256;
 const READ_BYTES = 1 << 16;
 const WRITE_BYTES = 1 << 20;
