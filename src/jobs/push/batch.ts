@@ -282,6 +282,9 @@ class BatchRun {
         this.notes.push(
           `the export could not be sorted by its lines (${err.message}); it was staged instead${sent ? `, and the ${sent} request(s) already sent were sent again (upserts are safe to repeat)` : ''}`,
         );
+        // The staged pass's chunks need not be those the sorted pass journaled: a journal of its own.
+        if (this.journal !== undefined)
+          this.openJournal(dir, knownDigest ?? (await inputsDigest(sortable, this.readingContext())), 'staged', true);
       }
       this.account.rejects.close();
       this.account = this.newAccount();
