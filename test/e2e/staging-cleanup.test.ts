@@ -59,3 +59,33 @@ describe('the staging files of a push', () => {
     },
   );
 });
+
+describe('a signal while a check-only push reads what it sorted', () => {
+  // Checking sends nothing and the sorted lines (or the staged rows) are read from disk at once:
+  // nothing there waits on the event loop, where signals are handled.
+  it.each([
+    { way: 'the line sort', inputs: ['--loans', 'loans.csv', '--payments', 'payments.csv'] },
+    { way: 'the SQLite staging', inputs: ['export.csv', 'more.csv'] },
+  ])('of $way stops the run (130) and removes its folder', async ({ way, inputs }) => {
+    const sandbox = await startSandboxProcess();
+    const tmp = join(work, `tmp-signal-${way.replaceAll(' ', '-')}`);
+    mkdirSync(tmp);
+    try {
+      const env = { ...pushEnv(sandbox), LEADCTL_TMPDIR: tmp };
+      const args = ['customers', 'batch', ...inputs, '--mapping', MAPPING, '--validate-only', '--chunk-size', '10'];
+      const run = spawnBinary([...args, '-o', 'json'], env, join(work, 'export'));
+      // Of 1,000 checked requests: the signal comes while the sorted lines are read.
+      for (let i = 0; i < 3000 && !/request 5 would send/.test(run.output().stderr); i++) await sleep(10);
+      expect(run.output().stderr).toMatch(/request 5 would send/);
+      run.kill('SIGINT');
+      const exit = await run.exited;
+      expect({ code: exit.code, status: JSON.parse(run.output().stdout).status }).toEqual({
+        code: 130,
+        status: 'interrupted',
+      });
+      expect(stagingDirs(tmp)).toEqual([]);
+    } finally {
+      await sandbox.stop();
+    }
+  });
+});

@@ -390,12 +390,14 @@ class BatchRun {
     if (this.request.validateOnly) {
       this.env.onEvent(this.account.wouldSend(chunk));
       chunk.release();
+      await turn();
       return;
     }
     const ack = earlierAck(this.journal!, chunk);
     if (ack) {
       this.account.acknowledgedBefore();
       this.settle(chunk, { skipped: ack.skipped, refused: [], unconfirmed: ack.unconfirmed ?? [] }, 'from-journal');
+      await turn();
       return;
     }
     const sender = this.sender!;
@@ -467,4 +469,13 @@ class BatchRun {
     });
     return { summary, exitCode: summary.exit_code };
   }
+}
+
+/**
+ * Back to the event loop once: signals are handled there. A chunk that sends nothing (a check, one
+ * acknowledged before) awaits no I/O, and a staged or line-sorted export is read from disk
+ * synchronously, so without this SIGINT/SIGTERM went unheard until the end of the export.
+ */
+function turn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
