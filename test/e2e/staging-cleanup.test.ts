@@ -9,7 +9,7 @@ import { MAPPING, pushEnv, sleep, spawnBinary } from './push-helpers.js';
 
 // What a push sorts an export through holds full SSNs and account numbers: private while it
 // exists, and never outliving the next run, even when a run is killed with no chance to clean up.
-// Two ways: CSV files not sorted by customer are sorted by their lines (runs on disk past 8M
+// Two ways: CSV files not sorted by customer are sorted by their lines (runs on disk past 4M
 // characters); anything else (here, two files with a row per payment) goes through SQLite.
 const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-staging-'));
 beforeAll(async () => {

@@ -27,7 +27,9 @@ import type { InputSource } from '../sources.js';
  */
 
 /** Characters of lines held before a run is written out. */
-export const RUN_CHARS = 8 << 20;
+export const RUN_CHARS = 4 << 20;
+/** Pieces held before a run is written out: each costs objects, whatever its length (short lines). */
+const RUN_PIECES = 50_000;
 /** An export this small is sorted in memory, without files. */
 const IN_MEMORY_CHARS = 4 << 20;
 /** More runs than this (an export over 2 GB) is staged instead: each run open at once costs read buffers. */
@@ -127,6 +129,7 @@ export async function sortByCustomer(file: SortFile, options: LineSortOptions): 
   let nextRow = 1;
   let held = new Map<string, Piece[]>();
   let heldChars = 0;
+  let heldPieces = 0;
   const runFiles: string[] = [];
   const spill = (): void => {
     const path = folder.path(`${file.role}-${runFiles.length}.run`);
@@ -134,6 +137,7 @@ export async function sortByCustomer(file: SortFile, options: LineSortOptions): 
     runFiles.push(path);
     held = new Map();
     heldChars = 0;
+    heldPieces = 0;
   };
   /** Takes what the cutter closed; false when it stopped, or numbered a line otherwise than counted. */
   const take = (atEnd: boolean): boolean => {
@@ -166,6 +170,7 @@ export async function sortByCustomer(file: SortFile, options: LineSortOptions): 
       if (pieces === undefined) held.set(customerId, [piece]);
       else pieces.push(piece);
       heldChars += piece.text.length;
+      heldPieces++;
     }
     cutter.items.length = 0;
     return true;
@@ -174,7 +179,7 @@ export async function sortByCustomer(file: SortFile, options: LineSortOptions): 
     cutter.push(chunk);
     if (!take(false)) return undefined;
     options.onLines?.(nextRow - 1);
-    if (heldChars >= budget) {
+    if (heldChars >= budget || heldPieces >= RUN_PIECES) {
       if (runFiles.length + 1 >= MAX_RUNS) return undefined;
       spill();
     }
