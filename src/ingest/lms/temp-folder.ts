@@ -57,7 +57,7 @@ export class TempFolder {
         err,
         this.parentDir,
         'the staging folder',
-        `free space there, or set LEADCTL_TMPDIR to a folder with room for about twice the export (SQLite sorts it in temporary files in ${sorts}: set TMPDIR to move those too)`,
+        `free space there, or set LEADCTL_TMPDIR to a folder with room for about twice the export (an export staged in SQLite is also sorted in temporary files in ${sorts}: set TMPDIR to move those too)`,
       ) ?? err
     );
   }
