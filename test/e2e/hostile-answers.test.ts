@@ -171,7 +171,9 @@ describe('every command: a 2xx that is not an answer exits 5, never 1, never suc
   });
 });
 
-describe('answers that do not end, or never start', () => {
+// Each test has its own server and state folder, and mostly waits out a timeout or a grace:
+// they wait side by side.
+describe.concurrent('answers that do not end, or never start', () => {
   it('a body trickling a byte every 2 s: cut off at --timeout, retried, exit 5, in bounded memory', async () => {
     const server = await hostile({ mode: 'trickle' });
     const env = envAt(server);
@@ -208,7 +210,7 @@ describe('answers that do not end, or never start', () => {
   );
 });
 
-describe('a signal while an answer hangs', () => {
+describe.concurrent('a signal while an answer hangs', () => {
   it.each([
     ['SIGTERM', 'trickle', 143],
     ['SIGINT', 'slow-headers', 130],

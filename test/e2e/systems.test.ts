@@ -84,7 +84,8 @@ describe('leadctl systems ls in every output format', () => {
   });
 });
 
-describe('leadctl systems ls when the service misbehaves', () => {
+// Each test has a sandbox of its own and mostly waits (Retry-After, the rate limit's second).
+describe.concurrent('leadctl systems ls when the service misbehaves', () => {
   it('retries through a 30% failure rate', async () => {
     const flaky = await startSandboxProcess(['--fail-rate', '0.3', '--random-seed', '7']);
     try {
