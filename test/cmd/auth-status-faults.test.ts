@@ -27,7 +27,8 @@ async function sandboxWith(options: Parameters<typeof startSandboxInProcess>[0])
 async function status(sandbox: TestSandbox, args: string[] = ['-o', 'json']) {
   const io = memoryIO({
     env: {
-      LEADCTL_CONFIG_DIR: join(root, 'config'),
+      // A config folder per sandbox: the tests run side by side, each with its own cached token.
+      LEADCTL_CONFIG_DIR: join(root, 'config', new URL(sandbox.baseUrl).port),
       LEADCTL_BASE_URL: sandbox.baseUrl,
       LEADCTL_CLIENT_ID: sandbox.clientId,
       LEADCTL_CLIENT_SECRET: sandbox.clientSecret,
@@ -39,7 +40,8 @@ async function status(sandbox: TestSandbox, args: string[] = ['-o', 'json']) {
   return { code, stdout: io.stdoutText(), stderr: io.stderrText(), ms: performance.now() - started };
 }
 
-describe('auth status under a flaky service', () => {
+// Both tests mostly wait out the 503s' Retry-After: they wait side by side.
+describe.concurrent('auth status under a flaky service', () => {
   it('at a 30% fault rate, says "unreachable" never, and fails only when every attempt got a 503', async () => {
     const sandbox = await sandboxWith({ failRate: 0.3, randomSeed: 20 });
     const codes: number[] = [];
