@@ -136,7 +136,8 @@ describe('leadctl auth (built binary against the sandbox)', () => {
   });
 });
 
-describe('leadctl auth: token life cycle', () => {
+// A sandbox and a config folder each; the expiry test mostly sleeps: side by side.
+describe.concurrent('leadctl auth: token life cycle', () => {
   it('renews a token the service refuses (401) once, transparently', async () => {
     const sb = await startSandboxProcess();
     try {

@@ -177,7 +177,9 @@ describe('customers batch against the sandbox', () => {
     });
   });
 
-  it('completes with nothing lost when the network fails one request in five', async () => {
+  // This test and the next have their own sandbox and state folder and mostly wait (Retry-After,
+  // latency): side by side.
+  it.concurrent('completes with nothing lost when the network fails one request in five', async () => {
     const sandbox = await startSandboxProcess(['--fail-rate', '0.2', '--reset-rate', '0.05', '--random-seed', '42']);
     try {
       const res = await runBinary(
@@ -196,7 +198,7 @@ describe('customers batch against the sandbox', () => {
     }
   });
 
-  it('refuses a second push to the same profile while one is running', async () => {
+  it.concurrent('refuses a second push to the same profile while one is running', async () => {
     // 25 requests of a second each, one at a time: the first run outlasts the second's start on any machine.
     const sandbox = await startSandboxProcess(['--latency', '1000']);
     try {
