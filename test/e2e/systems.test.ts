@@ -85,7 +85,9 @@ describe('leadctl systems ls in every output format', () => {
 });
 
 // Each test has a sandbox of its own and mostly waits (Retry-After, the rate limit's second).
-describe.concurrent('leadctl systems ls when the service misbehaves', () => {
+// Side by side they share the cores (up to 15 runs at once): one took 42 s at a load average of 8,
+// so the per-test limit is doubled.
+describe.concurrent('leadctl systems ls when the service misbehaves', { timeout: 120_000 }, () => {
   it('retries through a 30% failure rate', async () => {
     const flaky = await startSandboxProcess(['--fail-rate', '0.3', '--random-seed', '7']);
     try {
