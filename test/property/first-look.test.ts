@@ -1,17 +1,14 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
 import type { CustomerGroup, RawCounts, RawCustomer } from '../../src/ingest/lms/groups.js';
-import { stageExport } from '../../src/ingest/lms/inputs.js';
 import type { RowProblem } from '../../src/ingest/lms/rows.js';
-import { Staging } from '../../src/ingest/lms/staging.js';
 import { NotSortedError, streamGroups, streamTwoFiles } from '../../src/ingest/lms/stream.js';
 import { IDENTITY_MAPPING } from '../../src/ingest/mapping/mapping.js';
-import type { InputSource } from '../../src/ingest/sources.js';
+import { drain, type Outcome, source, staged } from '../helpers/export-outcomes.js';
 
 /**
  * The first look of `--changed-only` (src/ingest/lms/first-look.ts) against the reader alone, on
@@ -139,60 +136,6 @@ function text(header: string[], lines: Line[], s: Shape): string {
 
 const work = mkdtempSync(join(tmpdir(), 'leadctl-look-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-let files = 0;
-
-/** What the staging gives (the reader's answer to an unsorted export), in customer order. */
-async function staged(contents: { text: string; role: 'auto' | 'loans' | 'payments' }[]): Promise<Outcome> {
-  const problems: RowProblem[] = [];
-  const staging = new Staging();
-  try {
-    const inputs = contents.map(({ text, role }) => {
-      const path = join(work, `${files++}.csv`);
-      writeFileSync(path, text);
-      return { path, role };
-    });
-    const result = await stageExport({
-      inputs,
-      mapping: IDENTITY_MAPPING,
-      problems: (p) => problems.push(p),
-      io: { stdin: process.stdin, cwd: work },
-      staging,
-      format: 'csv',
-    });
-    return { groups: [...result.groups()], problems, rows: result.rowsRead };
-  } catch (error) {
-    return { groups: [], problems, rows: -1, error };
-  } finally {
-    staging.close();
-  }
-}
-
-function source(name: string, content: string, chunk: number): InputSource {
-  const chunks: string[] = [];
-  for (let i = 0; i < content.length; i += chunk) chunks.push(content.slice(i, i + chunk));
-  return { name, stream: Readable.from(chunks, { objectMode: true }), gzipped: false };
-}
-
-interface Outcome {
-  groups: CustomerGroup[];
-  problems: RowProblem[];
-  rows: number;
-  error?: unknown;
-}
-
-async function drain(generator: AsyncGenerator<CustomerGroup, number>, problems: RowProblem[]): Promise<Outcome> {
-  const groups: CustomerGroup[] = [];
-  try {
-    while (true) {
-      const next = await generator.next();
-      if (next.done) return { groups, problems, rows: next.value };
-      groups.push(next.value);
-    }
-  } catch (error) {
-    return { groups, problems, rows: -1, error };
-  }
-}
-
 type Unchanged = (raws: readonly RawCustomer[]) => (RawCounts | undefined)[];
 
 async function readRows(content: string, chunk: number, unchanged?: Unchanged): Promise<Outcome> {
@@ -311,12 +254,12 @@ describe('the first look of --changed-only against the reader alone', () => {
         const after = text(ROWS_HEADER, edit(lines, changes), s);
         const look = await readRows(after, s.chunk, answer(learnt));
         const alone = await readRows(after, s.chunk);
-        if (await expectSame(look, alone, () => staged([{ text: after, role: 'auto' }]))) gaveUp++;
+        if (await expectSame(look, alone, () => staged(work, [{ text: after, role: 'auto' }]))) gaveUp++;
         if (!alone.error) read++;
         skipped += look.groups.filter((g) => g.unchanged).length;
         // Read again unedited, every customer the reader found clean is skipped.
         const again = await readRows(before, s.chunk, answer(learnt));
-        await expectSame(again, await readRows(before, s.chunk), () => staged([{ text: before, role: 'auto' }]));
+        await expectSame(again, await readRows(before, s.chunk), () => staged(work, [{ text: before, role: 'auto' }]));
         if (!again.error) expect(again.groups.filter((g) => g.unchanged).length).toBe(learnt.size);
       }),
       { seed, numRuns: 400 },
@@ -344,7 +287,7 @@ describe('the first look of --changed-only against the reader alone', () => {
         const look = await readTwo(loans2, payments2, s.chunk, answer(learnt));
         const alone = await readTwo(loans2, payments2, s.chunk);
         const stage = (l: string, p: string) => () =>
-          staged([
+          staged(work, [
             { text: l, role: 'loans' },
             { text: p, role: 'payments' },
           ]);

@@ -1,18 +1,14 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CustomerGroup } from '../../src/ingest/lms/groups.js';
-import { stageExport } from '../../src/ingest/lms/inputs.js';
 import { sortByCustomer } from '../../src/ingest/lms/line-sort.js';
 import type { RowProblem } from '../../src/ingest/lms/rows.js';
-import { Staging } from '../../src/ingest/lms/staging.js';
 import { NotSortedError, streamGroups, streamTwoFiles } from '../../src/ingest/lms/stream.js';
 import { TempFolder } from '../../src/ingest/lms/temp-folder.js';
 import { IDENTITY_MAPPING } from '../../src/ingest/mapping/mapping.js';
-import type { InputSource } from '../../src/ingest/sources.js';
+import { drain, type Outcome, source, staged } from '../helpers/export-outcomes.js';
 
 /**
  * The line sort (src/ingest/lms/line-sort.ts) against the SQLite staging, on exports not sorted by
@@ -119,59 +115,6 @@ function textOf(s: Shape, header: string[], level: 'rows' | 'loans' | 'payments'
 
 const work = mkdtempSync(join(tmpdir(), 'leadctl-line-sort-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-let files = 0;
-
-interface Outcome {
-  groups: CustomerGroup[];
-  problems: RowProblem[];
-  rows: number;
-  error?: unknown;
-}
-
-async function staged(contents: { text: string; role: 'auto' | 'loans' | 'payments' }[]): Promise<Outcome> {
-  const problems: RowProblem[] = [];
-  const staging = new Staging();
-  try {
-    const inputs = contents.map(({ text, role }) => {
-      const path = join(work, `${files++}.csv`);
-      writeFileSync(path, text);
-      return { path, role };
-    });
-    const result = await stageExport({
-      inputs,
-      mapping: IDENTITY_MAPPING,
-      problems: (p) => problems.push(p),
-      io: { stdin: process.stdin, cwd: work },
-      staging,
-      format: 'csv',
-    });
-    return { groups: [...result.groups()], problems, rows: result.rowsRead };
-  } catch (error) {
-    return { groups: [], problems, rows: -1, error };
-  } finally {
-    staging.close();
-  }
-}
-
-function source(name: string, content: string, chunk: number): InputSource {
-  const chunks: string[] = [];
-  for (let i = 0; i < content.length; i += chunk) chunks.push(content.slice(i, i + chunk));
-  return { name, stream: Readable.from(chunks, { objectMode: true }), gzipped: false };
-}
-
-async function drain(generator: AsyncGenerator<CustomerGroup, number>, problems: RowProblem[]): Promise<Outcome> {
-  const groups: CustomerGroup[] = [];
-  try {
-    while (true) {
-      const next = await generator.next();
-      if (next.done) return { groups, problems, rows: next.value };
-      groups.push(next.value);
-    }
-  } catch (error) {
-    return { groups, problems, rows: -1, error };
-  }
-}
-
 /** Sorted by lines, then read as a sorted export; undefined when the sort gave up. */
 async function sorted(
   contents: { text: string; role: 'rows' | 'loans' | 'payments'; name: string }[],
@@ -230,7 +173,7 @@ describe('exports not sorted by customer, sorted by their lines, against the sta
     await fc.assert(
       fc.asyncProperty(shape, async (s) => {
         const text = textOf(s, ROWS_HEADER, 'rows');
-        const reference = await staged([{ text, role: 'auto' }]);
+        const reference = await staged(work, [{ text, role: 'auto' }]);
         const got = await sorted([{ text, role: 'rows', name: 'export.csv' }], s);
         if (reference.error === undefined) expect(reference.rows).toBeGreaterThan(0);
         if (got === undefined) {
@@ -267,7 +210,7 @@ describe('exports not sorted by customer, sorted by their lines, against the sta
           PAYMENTS_HEADER,
           'payments',
         );
-        const reference = await staged([
+        const reference = await staged(work, [
           { text: loans, role: 'loans' },
           { text: payments, role: 'payments' },
         ]);
