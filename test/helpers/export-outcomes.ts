@@ -19,6 +19,20 @@ export interface Outcome {
   error?: unknown;
 }
 
+/** Headers of the identity mapping's three CSV shapes (a row per payment, loans, payments). */
+export const ROWS_HEADER = [
+  'customer_id',
+  'loan_id',
+  'lead_id',
+  'loan_amount',
+  'applied_at',
+  'is_lead_loan',
+  'payment_id',
+  'payment_at',
+];
+export const LOANS_HEADER = ['customer_id', 'loan_id', 'lead_id', 'loan_amount', 'applied_at', 'is_lead_loan'];
+export const PAYMENTS_HEADER = ['customer_id', 'loan_id', 'payment_id', 'payment_at', 'payment_amount'];
+
 let files = 0;
 
 /** What the SQLite staging gives (the reference for an unsorted export), in customer order. */

@@ -8,7 +8,15 @@ import type { CustomerGroup, RawCounts, RawCustomer } from '../../src/ingest/lms
 import type { RowProblem } from '../../src/ingest/lms/rows.js';
 import { NotSortedError, streamGroups, streamTwoFiles } from '../../src/ingest/lms/stream.js';
 import { IDENTITY_MAPPING } from '../../src/ingest/mapping/mapping.js';
-import { drain, type Outcome, source, staged } from '../helpers/export-outcomes.js';
+import {
+  drain,
+  LOANS_HEADER,
+  type Outcome,
+  PAYMENTS_HEADER,
+  ROWS_HEADER,
+  source,
+  staged,
+} from '../helpers/export-outcomes.js';
 
 /**
  * The first look of `--changed-only` (src/ingest/lms/first-look.ts) against the reader alone, on
@@ -28,19 +36,6 @@ import { drain, type Outcome, source, staged } from '../helpers/export-outcomes.
  */
 const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : Date.now() ^ (Math.random() * 0x7fffffff);
 console.log(`first look vs reader: seed ${seed} (replay with FC_SEED=${seed})`);
-
-const ROWS_HEADER = [
-  'customer_id',
-  'loan_id',
-  'lead_id',
-  'loan_amount',
-  'applied_at',
-  'is_lead_loan',
-  'payment_id',
-  'payment_at',
-];
-const LOANS_HEADER = ['customer_id', 'loan_id', 'lead_id', 'loan_amount', 'applied_at', 'is_lead_loan'];
-const PAYMENTS_HEADER = ['customer_id', 'loan_id', 'payment_id', 'payment_at', 'payment_amount'];
 
 type Line = { customer: string | undefined; cells: string[] } | { raw: string };
 
