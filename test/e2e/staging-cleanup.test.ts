@@ -13,7 +13,7 @@ import { MAPPING, pushEnv, sleep, spawnBinary } from './push-helpers.js';
 // characters); anything else (here, two files with a row per payment) goes through SQLite.
 const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-staging-'));
 beforeAll(async () => {
-  await writeExport({ out: join(work, 'export'), customers: 10_000, seed: 21, paymentsPerCustomer: 10, shuffle: true });
+  await writeExport({ out: join(work, 'export'), customers: 6_000, seed: 21, paymentsPerCustomer: 10, shuffle: true });
   const header = readFileSync(join(work, 'export', 'export.csv'), 'utf8').split('\n')[0];
   writeFileSync(join(work, 'export', 'more.csv'), `${header}\n`);
 });
@@ -74,7 +74,7 @@ describe('a signal while a check-only push reads what it sorted', () => {
       const env = { ...pushEnv(sandbox), LEADCTL_TMPDIR: tmp };
       const args = ['customers', 'batch', ...inputs, '--mapping', MAPPING, '--validate-only', '--chunk-size', '10'];
       const run = spawnBinary([...args, '-o', 'json'], env, join(work, 'export'));
-      // Of 1,000 checked requests: the signal comes while the sorted lines are read.
+      // Of 600 checked requests: the signal comes while the sorted lines are read.
       for (let i = 0; i < 3000 && !/request 5 would send/.test(run.output().stderr); i++) await sleep(10);
       expect(run.output().stderr).toMatch(/request 5 would send/);
       run.kill('SIGINT');
