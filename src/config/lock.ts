@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, rmSync, type Stats, statSync, writeSync } from 'node:fs';
 import { isProcessAlive } from '../io/process.js';
+import { takeOverStaleLock } from '../io/takeover.js';
 
 /** A lock older than this, whose process is gone, is taken to be left behind by a crashed process. */
 const STALE_AFTER_MS = 15_000;
@@ -58,30 +59,12 @@ export function staleLock(lockPath: string): Stats | undefined {
 }
 
 /**
- * Removes a stale lock, `seen` when it was judged so, unless it was replaced meanwhile. Two waiters
- * can judge the same lock stale: the first removes it and takes a fresh one, and the second must
- * not remove that. So breaking takes a lock of its own (`.break`, O_EXCL) and removes the lock only
- * if it is still the file judged stale. A `.break` left by a crash is removed once it is old.
- * False when another process is breaking it (wait, then look again).
+ * Removes a stale lock, `seen` when it was judged so, unless it was replaced meanwhile (see
+ * takeOverStaleLock): only while it is still the file judged stale. False when another process is
+ * taking it over (wait, then look again).
  */
 export function breakStaleLock(lockPath: string, seen: Stats): boolean {
-  const breaker = `${lockPath}.break`;
-  let fd: number;
-  try {
-    fd = openSync(breaker, 'wx', 0o600);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    const info = statOrUndefined(breaker);
-    if (info !== undefined && Date.now() - info.mtimeMs > STALE_AFTER_MS) rmSync(breaker, { force: true });
-    return false;
-  }
-  try {
-    if (sameFile(statOrUndefined(lockPath), seen)) rmSync(lockPath, { force: true });
-    return true;
-  } finally {
-    closeSync(fd);
-    rmSync(breaker, { force: true });
-  }
+  return takeOverStaleLock(lockPath, () => sameFile(statOrUndefined(lockPath), seen), STALE_AFTER_MS);
 }
 
 function statOrUndefined(path: string): Stats | undefined {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ExitCode, LockedError } from '../../errors.js';
 import { stateDirError } from '../../config/state-dir.js';
 import { isProcessAlive } from '../../io/process.js';
+import { takeOverStaleLock } from '../../io/takeover.js';
 
 /**
  * One push per profile at a time: an overlapping cron run must not send the same export twice
@@ -85,31 +86,20 @@ export class PushLock {
 }
 
 /**
- * Removes a stale lock, unless someone took it over meanwhile. Two runs may both find the same
- * dead owner; without this, the slower one would delete the lock the faster one just created and
- * both would run. The check and the removal happen under a second, exclusive file, so only one
- * run at a time does them, and a lock is removed only while it still names the dead owner.
+ * Removes a stale lock, unless someone took it over meanwhile (see takeOverStaleLock): a lock is
+ * removed only while it still names the dead owner.
  */
 export function removeStale(path: string, stale: LockOwner | 'unreadable'): void {
-  const guard = `${path}.takeover`;
-  let fd: number;
-  try {
-    fd = openSync(guard, 'wx', 0o600);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    // Another run is taking over; its guard outlives it only if it died in these few lines.
-    if (isOld(guard)) rmSync(guard, { force: true });
-    return;
-  }
-  try {
-    const now = readOwner(path);
-    const same =
-      stale === 'unreadable' ? now === 'unreadable' && isOld(path) : typeof now === 'object' && sameOwner(now, stale);
-    if (same) rmSync(path, { force: true });
-  } finally {
-    closeSync(fd);
-    rmSync(guard, { force: true });
-  }
+  takeOverStaleLock(
+    path,
+    () => {
+      const now = readOwner(path);
+      return stale === 'unreadable'
+        ? now === 'unreadable' && isOld(path)
+        : typeof now === 'object' && sameOwner(now, stale);
+    },
+    UNREADABLE_STALE_MS,
+  );
 }
 
 function sameOwner(a: LockOwner, b: LockOwner): boolean {

@@ -65,13 +65,13 @@ describe('the config lock', () => {
     const lock = lockPath();
     writeFileSync(lock, '99999\n');
     age(lock, 60_000);
-    writeFileSync(`${lock}.break`, '');
+    writeFileSync(`${lock}.takeover`, '');
     expect(breakStaleLock(lock, staleLock(lock)!)).toBe(false);
     expect(() => withFileLock(lock, () => 'ran', 100)).toThrow(/locked by another leadctl process/);
-    age(`${lock}.break`, 60_000);
+    age(`${lock}.takeover`, 60_000);
     expect(withFileLock(lock, () => 'ran', 1000)).toBe('ran');
     expect(existsSync(lock)).toBe(false);
-    expect(existsSync(`${lock}.break`)).toBe(false);
+    expect(existsSync(`${lock}.takeover`)).toBe(false);
   });
 
   it("releases only its own lock: one taken over meanwhile stays its new holder's", () => {
