@@ -56,7 +56,7 @@ export class CustomerDelta {
   private reference = 0;
   /** What gives raw rows their meaning besides the files' headers; empty until the mapping is known. */
   private rules = '';
-  private readonly contexts = new Map<string, (text: string) => Buffer>();
+  private readonly contexts = new Map<string, (text: string) => string>();
   private rawLearnt: CustomerDigest[] = [];
 
   constructor(
@@ -124,7 +124,7 @@ export class CustomerDelta {
   }
 
   /** The keyed digest of raw rows, with what gives them meaning (see above). */
-  private rawDigest(raw: RawCustomer): Buffer {
+  private rawDigest(raw: RawCustomer): string {
     let digester = this.contexts.get(raw.context);
     if (digester === undefined) {
       digester = this.record.rawDigester(createHash('sha256').update(`${this.rules}\n${raw.context}`).digest('hex'));

@@ -27,16 +27,41 @@ describe('RawIndex', () => {
           const entries = [...held].reverse();
           const index = new RawIndex(entries.map((d, i) => hex([...d]) + counts(i) + counts(i * 1000 + 7)).join(''));
           expect(index.size).toBe(held.length);
-          entries.forEach((d, i) => expect(index.find(d)).toEqual({ loans: i, payments: i * 1000 + 7 }));
-          if (!held.some((d) => d.equals(other))) expect(index.find(other)).toBeUndefined();
+          entries.forEach((d, i) =>
+            expect(index.find(d.toString('hex'))).toEqual({ loans: i, payments: i * 1000 + 7 }),
+          );
+          if (!held.some((d) => d.equals(other))) expect(index.find(other.toString('hex'))).toBeUndefined();
         },
       ),
       { numRuns: 300 },
     );
   });
 
+  it("tells apart digests whose first 32 bits are the same (the table's key), however many (property)", () => {
+    const tail = fc.uint8Array({ minLength: 12, maxLength: 12 }).map((a) => Buffer.from(a).toString('hex'));
+    fc.assert(
+      fc.property(
+        fc.constantFrom('00000000', 'ffffffff', '7fffffff', 'a1b2c3d4'),
+        fc.uniqueArray(tail, { maxLength: 40 }),
+        tail,
+        (first, tails, otherTail) => {
+          const index = new RawIndex(tails.map((t, i) => first + t + counts(i) + counts(i + 1)).join(''));
+          expect(index.size).toBe(tails.length);
+          tails.forEach((t, i) => expect(index.find(first + t)).toEqual({ loans: i, payments: i + 1 }));
+          if (!tails.includes(otherTail)) expect(index.find(first + otherTail)).toBeUndefined();
+          // Only whole digests match: a prefix or a digest with its counts is not one.
+          if (tails.length > 0) {
+            expect(index.find(first + tails[0]!.slice(0, -2))).toBeUndefined();
+            expect(index.find(first + tails[0]! + counts(0))).toBeUndefined();
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('an empty record holds nothing; a string that is not whole entries is refused', () => {
-    expect(new RawIndex('').find(Buffer.alloc(16))).toBeUndefined();
+    expect(new RawIndex('').find('00'.repeat(16))).toBeUndefined();
     expect(() => new RawIndex('AB'.repeat(ENTRY_HEX / 2 + 1))).toThrow();
   });
 });
