@@ -10,7 +10,8 @@
 import { Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import type { LookupFunction } from 'node:net';
-import { errors as undiciErrors, request as undiciRequest, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { errors as undiciErrors, request as undiciRequest } from './undici.js';
 import { z } from 'zod';
 import {
   BatchAnswerSchema,

@@ -6,7 +6,8 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
-import { Agent, ProxyAgent, type Dispatcher } from 'undici';
+import type { Agent as AgentType, Dispatcher } from 'undici';
+import { Agent, ProxyAgent } from './undici.js';
 import { isLoopbackHost } from './loopback.js';
 import { UsageError } from '../errors.js';
 
@@ -195,7 +196,7 @@ export function loopbackOnlyLookup(resolve: LookupFunction = dnsLookup as unknow
 }
 
 export interface DispatcherSetup {
-  agent: Agent.Options;
+  agent: AgentType.Options;
   proxy?: ProxySettings;
   /** Name resolution for direct connections (tests); the system's otherwise. */
   lookup?: LookupFunction;

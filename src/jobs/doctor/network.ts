@@ -1,7 +1,8 @@
 import { lookup } from 'node:dns/promises';
 import { performance } from 'node:perf_hooks';
 import { connect as netConnect, isIP } from 'node:net';
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { request } from '../../api/undici.js';
 import { createDispatcher, parseProxy, type ProxyInUse, proxyFor, proxyFromEnv } from '../../api/dispatcher.js';
 import { isLoopbackHost } from '../../api/loopback.js';
 import { formatMs } from '../../api/retry.js';
