@@ -151,6 +151,9 @@ export function openDatabase(path: string): Database.Database {
     // A --changed-only run looks every customer up, in no order (ids are digests): with SQLite's
     // 2 MB default most lookups read a page again. 32 MB holds the record of ~250,000 customers.
     db.pragma('cache_size = -32768');
+    // Read through a memory map: the first look reads the whole record at once (a query over every
+    // customer), 0.1 s less than page by page for 100,000 customers. The file only grows in place.
+    db.pragma('mmap_size = 268435456');
     return createSchema(db);
   } catch (err) {
     db.close();
