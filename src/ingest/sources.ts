@@ -7,7 +7,7 @@ import { TextDecoder } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import { InputError, LeadctlError } from '../errors.js';
 import type { IO, InputEncoding } from '../io/io.js';
-import { openByteStream, READ_CHUNK } from '../io/open-file.js';
+import { FileChunks, openByteStream, READ_CHUNK } from '../io/open-file.js';
 import { type InputStamp, sameStamp, stampOf } from './stamp.js';
 
 /** An opened input: decoded text chunks (UTF-8 or UTF-16, BOM removed, gunzipped) and a name for messages. */
@@ -44,7 +44,8 @@ export async function openInput(
   io: Pick<IO, 'stdin' | 'cwd' | 'input'>,
   options: OpenInputOptions = {},
 ): Promise<InputSource> {
-  let raw: Readable;
+  /** A regular file's chunks share one buffer (see FileChunks); other inputs are streams. */
+  let raw: Readable | FileChunks;
   let name: string;
   let size: number | undefined;
   let watch: { full: string; stamp: InputStamp } | undefined;
@@ -67,13 +68,13 @@ export async function openInput(
       throw new InputError(describeFsError(err), { file: name }, { cause: err });
     }
     try {
-      raw = await openByteStream(full, info);
+      raw = info.isFile() ? await FileChunks.open(full) : await openByteStream(full, info);
     } catch (err) {
       throw new InputError(describeFsError(err), { file: name }, { cause: err });
     }
   }
-  const signal = size === undefined ? options.signal : undefined;
-  if (signal) {
+  const signal = raw instanceof Readable ? options.signal : undefined;
+  if (signal && raw instanceof Readable) {
     const stop = () => raw.destroy(signal.reason);
     if (signal.aborted) stop();
     else {
@@ -89,12 +90,14 @@ export async function openInput(
   }
   const workbook = notAWorkbook(name, bytes.head);
   if (workbook) {
-    raw.destroy();
+    if (raw instanceof FileChunks) await raw.close();
+    else raw.destroy();
     throw workbook;
   }
   const gzipped = bytes.head.length >= 2 && bytes.head[0] === GZIP_MAGIC[0] && bytes.head[1] === GZIP_MAGIC[1];
   const raw0 = watch ? unchangedWhileRead(bytes.all(), watch, name) : bytes.all();
-  const byteStream = gzipped ? gunzip(raw0) : raw0;
+  // The inflater holds on to what it is given: a shared buffer is copied for it.
+  const byteStream = gzipped ? gunzip(raw instanceof FileChunks ? copies(raw0) : raw0) : raw0;
   return {
     name,
     gzipped,
@@ -171,6 +174,10 @@ export function describeChars(chars: number): string {
 }
 
 /** Gunzipped bytes; a truncated or corrupt archive surfaces as an error of the iteration (never an unhandled 'error' event). */
+async function* copies(bytes: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  for await (const chunk of bytes) yield Buffer.from(chunk);
+}
+
 async function* gunzip(bytes: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
   const source = Readable.from(bytes);
   const inflate = createGunzip({ chunkSize: READ_CHUNK });
@@ -220,10 +227,11 @@ function describeFsError(err: unknown): string {
 }
 
 /** Reads the first chunk so the format can be sniffed, then replays it followed by the rest. */
-async function peekable(raw: Readable): Promise<{ head: Buffer; all(): AsyncGenerator<Buffer> }> {
+async function peekable(raw: AsyncIterable<Buffer | string>): Promise<{ head: Buffer; all(): AsyncGenerator<Buffer> }> {
   const iterator = raw[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
   const first = await iterator.next();
-  const head = first.done ? Buffer.alloc(0) : toBuffer(first.value);
+  // Kept while the next chunks are read: a copy, the source may reuse its buffer.
+  const head = first.done ? Buffer.alloc(0) : Buffer.from(toBuffer(first.value));
   return {
     head,
     async *all() {
@@ -369,7 +377,10 @@ class BytePlace {
     if (this.linesKnown && this.offset < LINE_COUNT_LIMIT) this.newlines += countNewlines(chunk, chunk.length);
     else this.linesKnown = false;
     this.offset += chunk.length;
-    this.tail = chunk.length >= 3 ? chunk.subarray(chunk.length - 3) : Buffer.concat([this.tail, chunk]).subarray(-3);
+    // Copied: the chunk's buffer may be reused for the next read.
+    this.tail = Buffer.from(
+      chunk.length >= 3 ? chunk.subarray(chunk.length - 3) : Buffer.concat([this.tail, chunk]).subarray(-3),
+    );
   }
 
   /** The first bad UTF-8 byte of `chunk` (or of a sequence begun before it); `atEnd` when the input ended. */

@@ -1,5 +1,5 @@
 import { constants, open as openFd, type Stats } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { type FileHandle, open, stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
@@ -20,6 +20,42 @@ export async function openByteStream(full: string, info: Stats): Promise<Readabl
   }
   const handle = await open(full, 'r');
   return handle.createReadStream({ highWaterMark: READ_CHUNK });
+}
+
+/**
+ * A regular file's bytes, READ_CHUNK at a time, read into one buffer: a chunk is valid only until
+ * the next one is asked for, so a consumer that keeps one copies it. A fresh buffer per read is
+ * memory the kernel maps and unmaps each time: reading a 108 MB export so took twice as long (0.49 s
+ * against 0.25 s, most of the difference page faults). The file is closed when the iteration ends
+ * or stops, or by close() when it never began.
+ */
+export class FileChunks implements AsyncIterable<Buffer> {
+  private closed = false;
+
+  private constructor(private readonly handle: FileHandle) {}
+
+  static async open(full: string): Promise<FileChunks> {
+    return new FileChunks(await open(full, 'r'));
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Buffer> {
+    const buffer = Buffer.allocUnsafe(READ_CHUNK);
+    try {
+      for (let n = await this.read(buffer); n > 0; n = await this.read(buffer)) yield buffer.subarray(0, n);
+    } finally {
+      await this.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.handle.close();
+  }
+
+  private async read(buffer: Buffer): Promise<number> {
+    return (await this.handle.read(buffer, 0, buffer.length, null)).bytesRead;
+  }
 }
 
 /**

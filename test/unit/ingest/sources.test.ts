@@ -118,6 +118,40 @@ describe('openInput', () => {
     expect(err.message).toContain('byte 0xFF at offset 100000');
   });
 
+  it('reads files of many reads whole and in order, plain and gzipped, as the bytes are (property)', async () => {
+    // A regular file's reads share one buffer: a chunk kept past the next read would come out
+    // overwritten. Sizes past several reads (256 KB each, compressed too: the text is random),
+    // characters of 1 to 4 bytes anywhere.
+    const alphabet = ['a', 'Z', '0', ',', '\n', '"', '\u00e9', '\u20ac', '\u{1f600}', ' '];
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.integer(), fc.integer({ min: 300_000, max: 700_000 }), async (seed, size) => {
+        let state = seed >>> 0;
+        const parts: string[] = [];
+        for (let i = 0; i < size; i++) {
+          state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+          parts.push(alphabet[state >>> 28 < alphabet.length ? state >>> 28 : 0]!);
+        }
+        const content = parts.join('');
+        expect(await text(await openInput(file(`many-${n}.csv`, content), io()))).toBe(content);
+        // Compressed, the file must still take several reads: the text is doubled with a twist.
+        const twice = content + Array.from(content).reverse().join('');
+        expect(await text(await openInput(file(`many-${n}.csv.gz`, gzipSync(twice)), io()))).toBe(twice);
+        n++;
+      }),
+      { numRuns: 6 },
+    );
+  });
+
+  it('finds a bad byte several reads in, by its offset and line', async () => {
+    const line = 'a,b,\u00e9t\u00e9\n';
+    const bytes = Buffer.from(line.repeat(120_000));
+    const at = bytes.length - 1000 - (bytes.length % 7);
+    bytes[at] = 0xff;
+    const err = await failure(text(await openInput(file('late-bad.csv', bytes), io())));
+    expect(err.message).toContain(`byte 0xFF at offset ${at}`);
+  });
+
   it('decodes UTF-16 little-endian with a BOM (spreadsheet "Unicode text")', async () => {
     const source = await openInput(file('utf16.txt', Buffer.from('\ufeffzip\r\n02134\r\n', 'utf16le')), io());
     expect(await text(source)).toBe('zip\r\n02134\r\n');
