@@ -141,3 +141,62 @@ describe('errors and limits of the HTTP layer', () => {
     expect(under.status).toBe(200);
   });
 });
+
+describe('JSON bodies, however they come (the sandbox gathers them in buffers it reuses)', () => {
+  let sb: TestSandbox;
+  let token: string;
+  beforeAll(async () => {
+    sb = await startSandboxInProcess();
+    token = await getToken(sb);
+  });
+  afterAll(() => sb.stop());
+
+  /** A customer upsert sent as raw bytes, with a Content-Length or chunked; the id stored is in the answer. */
+  function upsert(body: Buffer, chunked = false): Promise<{ status: number; body: any }> {
+    return new Promise((resolve, reject) => {
+      const headers: Record<string, string | number> = {
+        'content-type': 'application/json',
+        authorization: `Bearer ${token}`,
+        ...(chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': body.length }),
+      };
+      const req = httpRequest(`${sb.baseUrl}/api/v1/loan-performance/customers`, { method: 'POST', headers }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+      if (chunked) {
+        // Cut inside a multi-byte character, in several writes.
+        for (let at = 0; at < body.length; at += 7) req.write(body.subarray(at, at + 7));
+        req.end();
+      } else req.end(body);
+    });
+  }
+  const customer = (id: string, padding = 0) =>
+    Buffer.from(
+      `{"customer_id": ${JSON.stringify(id)}, "lead_loan": {"loan_id": "L1", "lead_id": 7, "loan_amount": 50000, "applied_at": "2024-01-05T10:00:00Z"}${' '.repeat(padding)}}`,
+    );
+
+  it('long then short bodies, ASCII or not, declared or chunked: each read as sent', async () => {
+    const ids = ['A-LONG-ONE', 'b', 'Zoë-€-😀', 'c', 'Müller'];
+    for (const [i, id] of ids.entries()) {
+      // Bodies over the reused buffers' 4 MB go the other way: one of them too.
+      const res = await upsert(customer(id, i === 0 ? 5 * 1024 * 1024 : i === 2 ? 3000 : 0), i === 3);
+      expect(res.status).toBe(201);
+      expect(res.body.data.customer_id).toBe(id);
+    }
+    const chunked = await upsert(customer('Zoë-chunked-€'), true);
+    expect(chunked.body.data.customer_id).toBe('Zoë-chunked-€');
+  });
+
+  it('refuses keys that would poison prototypes, as fastify does (400), and keeps serving', async () => {
+    for (const body of [
+      '{"customer_id": "P", "lead_loan": {"loan_id": "L1", "lead_id": 7, "loan_amount": 50000, "applied_at": "2024-01-05T10:00:00Z"}, "__proto__": {"x": 1}}',
+      '{"customer_id": "P", "lead_loan": {"loan_id": "L1", "lead_id": 7, "loan_amount": 50000, "applied_at": "2024-01-05T10:00:00Z"}, "constructor": {"prototype": {"x": 1}}}',
+    ]) {
+      const res = await upsert(Buffer.from(body));
+      expect(res.status).toBe(400);
+    }
+    expect((await upsert(customer('after'))).status).toBe(201);
+  });
+});
