@@ -33,7 +33,10 @@ export function readJsonBodies(app: FastifyInstance, limit: number): void {
         payload.removeListener('error', onEnd);
         if (buffer && pool.length < POOLED_BUFFERS) pool.push(buffer);
         buffer = undefined;
-        if (err) return done(err);
+        if (err) {
+          done(err);
+          return;
+        }
         try {
           parse(request, text!, done);
         } catch (error) {
@@ -42,24 +45,30 @@ export function readJsonBodies(app: FastifyInstance, limit: number): void {
       };
       function onData(chunk: Buffer | string): void {
         const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-        if (received + bytes.length > limit) return end(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
-        if (buffer && received + bytes.length <= buffer.length) bytes.copy(buffer, received);
-        else if (buffer) return end(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
-        else chunks.push(bytes);
-        received += bytes.length;
+        if (received + bytes.length > limit) end(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+        else if (buffer && received + bytes.length > buffer.length)
+          end(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+        else {
+          if (buffer) bytes.copy(buffer, received);
+          else chunks.push(bytes);
+          received += bytes.length;
+        }
       }
       function onEnd(err?: Error & { statusCode?: number }): void {
         if (err != null) {
           if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400;
-          return end(err);
-        }
-        if (!Number.isNaN(declared) && received !== declared)
-          return end(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
-        if (buffer) {
+          end(err);
+        } else if (!Number.isNaN(declared) && received !== declared) {
+          end(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+        } else if (buffer) {
           const bytes = buffer.subarray(0, received);
-          return end(null, isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8'));
+          end(null, isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8'));
+        } else {
+          end(
+            null,
+            chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, received).toString('utf8'),
+          );
         }
-        end(null, chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
       }
       payload.on('data', onData);
       payload.on('end', onEnd);
