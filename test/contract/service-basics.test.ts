@@ -4,20 +4,29 @@ import { startSandboxInProcess } from '../helpers/sandbox.js';
 import type { TestSandbox } from '../helpers/sandbox.js';
 import { apiClient, getToken, http } from './support.js';
 
-/** A raw POST whose body may exceed what fetch would buffer comfortably. */
+/**
+ * A raw POST whose body may exceed what fetch would buffer comfortably: with a Content-Length, or
+ * chunked in writes of 7 bytes (cutting multi-byte characters).
+ */
 function rawPost(
   url: string,
   body: Buffer,
   headers: Record<string, string | number>,
+  chunked = false,
 ): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'POST', headers: { ...headers, 'content-length': body.length } }, (res) => {
+    const framing = chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': body.length };
+    const req = httpRequest(url, { method: 'POST', headers: { ...headers, ...framing } }, (res) => {
       let text = '';
       res.setEncoding('utf8').on('data', (d: string) => (text += d));
       res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
     });
     req.on('error', reject);
-    req.end(body);
+    if (!chunked) req.end(body);
+    else {
+      for (let at = 0; at < body.length; at += 7) req.write(body.subarray(at, at + 7));
+      req.end();
+    }
   });
 }
 
@@ -151,27 +160,13 @@ describe('JSON bodies, however they come (the sandbox gathers them in buffers it
   });
   afterAll(() => sb.stop());
 
-  /** A customer upsert sent as raw bytes, with a Content-Length or chunked; the id stored is in the answer. */
-  function upsert(body: Buffer, chunked = false): Promise<{ status: number; body: any }> {
-    return new Promise((resolve, reject) => {
-      const headers: Record<string, string | number> = {
-        'content-type': 'application/json',
-        authorization: `Bearer ${token}`,
-        ...(chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': body.length }),
-      };
-      const req = httpRequest(`${sb.baseUrl}/api/v1/loan-performance/customers`, { method: 'POST', headers }, (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
-      });
-      req.on('error', reject);
-      if (chunked) {
-        // Cut inside a multi-byte character, in several writes.
-        for (let at = 0; at < body.length; at += 7) req.write(body.subarray(at, at + 7));
-        req.end();
-      } else req.end(body);
-    });
-  }
+  const upsert = (body: Buffer, chunked = false) =>
+    rawPost(
+      `${sb.baseUrl}/api/v1/loan-performance/customers`,
+      body,
+      { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      chunked,
+    );
   const customer = (id: string, padding = 0) =>
     Buffer.from(
       `{"customer_id": ${JSON.stringify(id)}, "lead_loan": {"loan_id": "L1", "lead_id": 7, "loan_amount": 50000, "applied_at": "2024-01-05T10:00:00Z"}${' '.repeat(padding)}}`,
