@@ -1,5 +1,5 @@
 import type { Hash } from 'node:crypto';
-import { inspectRow, planCsv, readLoan, readPayment, type CsvPlan, type InspectedRow } from './csv.js';
+import { inspectRow, planCsv, readLoan, readPayment, type CsvPlan } from './csv.js';
 import { FirstLook, NotSortedError, type SkippedCustomer } from './first-look.js';
 import type { CustomerGroup, Duplicate, GroupLoan, GroupPayment, RawCounts, RawCustomer } from './groups.js';
 import { csvRecordBatches, type ProblemSink } from './rows.js';
@@ -41,19 +41,6 @@ export interface StreamOptions {
   rows?: RowMap;
 }
 
-interface PendingPayment extends GroupPayment {
-  seq: number;
-}
-
-/** A payment row as read, converted only when its customer is (see above). */
-interface PaymentRow {
-  paymentId: string;
-  src: number;
-  row: number;
-  cells: string[];
-  seq: number;
-}
-
 /** A readable row of a file with a row per payment (a loan row, with or without a payment). */
 interface ReadRow {
   loanId: string;
@@ -66,7 +53,8 @@ interface PendingCustomer {
   customerId: string;
   /** Last row of each loan (the one that wins), with its cells, converted only at the end. */
   loans: Map<string, ReadRow>;
-  payments: Map<string, PaymentRow[]>;
+  /** Each loan's payments, converted as read, in the file's order. */
+  payments: Map<string, GroupPayment[]>;
   /** Readable rows. */
   rows: number;
   paymentRows: number;
@@ -80,7 +68,6 @@ export async function* streamGroups(input: InputSource, options: StreamOptions):
   const order = new CustomerOrder(options.onRows);
   let plan: CsvPlan | undefined;
   let current: PendingCustomer | undefined;
-  let seq = 0;
   const source = look ? look.inputs[0]! : input;
   const rows = options.rows;
   for await (const batch of csvRecordBatches(source, csvDelimiter(options.mapping), look ? undefined : options.hash)) {
@@ -114,7 +101,7 @@ export async function* streamGroups(input: InputSource, options: StreamOptions):
       current.paymentRows++;
       let list = current.payments.get(loanId);
       if (!list) current.payments.set(loanId, (list = []));
-      list.push({ paymentId, src, row, cells, seq: seq++ });
+      list.push(paymentOf(plan!, cells, paymentId, src, row));
     }
   }
   if (current !== undefined) yield finish(plan!, current, src, look);
@@ -178,7 +165,7 @@ function finish(plan: CsvPlan, pending: PendingCustomer, src: number, look: Firs
   for (const loanId of loanIds) {
     const { cells, row } = pending.loans.get(loanId)!;
     const { fields, errors } = readLoan(plan, cells);
-    const payments = winners(customerId, loanId, converted(plan, pending.payments.get(loanId) ?? []), duplicates);
+    const payments = winners(customerId, loanId, pending.payments.get(loanId) ?? [], duplicates);
     loans.push({ loanId, src, row, fields, errors, payments });
   }
   const group: CustomerGroup = { customerId, origin, errors: [], loans, orphans: [], duplicates };
@@ -187,8 +174,13 @@ function finish(plan: CsvPlan, pending: PendingCustomer, src: number, look: Firs
   return group;
 }
 
-function converted(plan: CsvPlan, rows: PaymentRow[]): PendingPayment[] {
-  return rows.map(({ paymentId, src, row, cells, seq }) => ({ paymentId, src, row, seq, ...readPayment(plan, cells) }));
+/** A readable row of a file of the two-file export: its ids and its cells. */
+interface HeadRow {
+  customerId: string;
+  loanId: string;
+  paymentId: string;
+  cells: string[];
+  row: number;
 }
 
 /** A CSV file's rows that can be read (others go to `problems` as they are met), one at a time. */
@@ -198,7 +190,7 @@ class RowCursor {
   private plan: CsvPlan | undefined;
   /** The header's cells, once read. */
   header: string[] | undefined;
-  private head: (InspectedOk & { cells: string[]; row: number }) | undefined;
+  private head: HeadRow | undefined;
   private ended = false;
   rows = 0;
 
@@ -215,20 +207,15 @@ class RowCursor {
     return this.plan!;
   }
 
-  /** The next readable row, without taking it; undefined at the end. */
-  async peek(): Promise<(InspectedOk & { cells: string[]; row: number }) | undefined> {
-    while (this.head === undefined && !this.ended) {
-      if (this.index >= this.batch.length) {
-        const next = await this.iterator.next();
-        if (next.done) {
-          this.ended = true;
-          break;
-        }
-        this.batch = next.value;
-        this.index = 0;
-        continue;
-      }
-      const { cells, row: line } = this.batch[this.index++]!;
+  /**
+   * The next readable row, without taking it, when the rows already read hold one; otherwise
+   * undefined, and `peek` (which reads on) says whether there is one. Saves a wait per row.
+   */
+  peekRead(): HeadRow | undefined {
+    if (this.head !== undefined) return this.head;
+    const batch = this.batch;
+    while (this.index < batch.length) {
+      const { cells, row: line } = batch[this.index++]!;
       if (line === 1 && this.plan === undefined) {
         this.plan = planCsv(this.input.name, this.role, this.options.mapping, cells);
         this.header = cells;
@@ -242,7 +229,21 @@ class RowCursor {
         this.options.problems({ src: this.src, row, ...inspected.problem });
         continue;
       }
-      this.head = { ...inspected, cells, row };
+      const { customerId, loanId, paymentId } = inspected;
+      return (this.head = { customerId, loanId, paymentId, cells, row });
+    }
+    return undefined;
+  }
+
+  /** The next readable row, without taking it; undefined at the end. */
+  async peek(): Promise<HeadRow | undefined> {
+    while (this.peekRead() === undefined && !this.ended) {
+      const next = await this.iterator.next();
+      if (next.done) this.ended = true;
+      else {
+        this.batch = next.value;
+        this.index = 0;
+      }
     }
     return this.head;
   }
@@ -255,8 +256,6 @@ class RowCursor {
     await this.iterator.return(undefined);
   }
 }
-
-type InspectedOk = Extract<InspectedRow, { ok: true }>;
 
 export interface TwoFileOptions extends Omit<StreamOptions, 'src' | 'hash' | 'rows'> {
   loans: TwoFileInput;
@@ -302,11 +301,10 @@ export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<C
   const loans = cursor(options.loans, 'loans', 0);
   const payments = cursor(options.payments, 'payments', 1);
   const fileOf = (src: number) => (src === options.loans.src ? options.loans : options.payments).input.name;
-  let seq = 0;
   try {
     while (true) {
-      const l = await loans.peek();
-      const p = await payments.peek();
+      const l = loans.peekRead() ?? (await loans.peek());
+      const p = payments.peekRead() ?? (await payments.peek());
       if (l === undefined && p === undefined) break;
       const customerId =
         l === undefined
@@ -319,25 +317,37 @@ export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<C
       if (look) yield* order.skipped(look.takeSkipped(customerId), fileOf);
       const at = l !== undefined && l.customerId === customerId ? l : p!;
       order.next(customerId, at.row, (at === l ? options.loans : options.payments).input.name);
-      const loanRows = new Map<string, { cells: string[]; row: number }[]>();
+      const loanRows = new Map<string, HeadRow[]>();
       let loanLines = 0;
-      for (let r = l; r !== undefined && r.customerId === customerId; r = await loans.peek()) {
+      for (let r = l; r !== undefined && r.customerId === customerId; r = loans.peekRead() ?? (await loans.peek())) {
         let list = loanRows.get(r.loanId);
         if (!list) loanRows.set(r.loanId, (list = []));
-        list.push({ cells: r.cells, row: r.row });
+        list.push(r);
         loanLines++;
         loans.take();
       }
-      const paymentRows = new Map<string, PaymentRow[]>();
+      const paymentRows = new Map<string, GroupPayment[]>();
       let paymentLines = 0;
-      for (let r = p; r !== undefined && r.customerId === customerId; r = await payments.peek()) {
-        let list = paymentRows.get(r.loanId);
-        if (!list) paymentRows.set(r.loanId, (list = []));
-        list.push({ paymentId: r.paymentId, src: payments.src, row: r.row, cells: r.cells, seq: seq++ });
+      const src = payments.src;
+      // A loan's payments usually come together: its list is looked up when the loan changes.
+      let loanId: string | undefined;
+      let list: GroupPayment[] = [];
+      for (
+        let r = p;
+        r !== undefined && r.customerId === customerId;
+        r = payments.peekRead() ?? (await payments.peek())
+      ) {
+        if (r.loanId !== loanId) {
+          loanId = r.loanId;
+          const known = paymentRows.get(loanId);
+          if (known) list = known;
+          else paymentRows.set(loanId, (list = []));
+        }
+        list.push(paymentOf(payments.csvPlan, r.cells, r.paymentId, src, r.row));
         paymentLines++;
         payments.take();
       }
-      const group = assemble(customerId, loanRows, paymentRows, loans, payments);
+      const group = assemble(customerId, loanRows, paymentRows, loans);
       const raw = look?.rawFor(customerId, [loanLines, paymentLines]);
       if (raw) group.raw = { ...raw, loans: loanRows.size, payments: paymentLines };
       yield group;
@@ -352,10 +362,9 @@ export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<C
 
 function assemble(
   customerId: string,
-  loanRows: Map<string, { cells: string[]; row: number }[]>,
-  paymentRows: Map<string, PaymentRow[]>,
+  loanRows: Map<string, HeadRow[]>,
+  paymentRows: Map<string, GroupPayment[]>,
   loansFile: RowCursor,
-  paymentsFile: RowCursor,
 ): CustomerGroup {
   const loanIds = [...new Set([...loanRows.keys(), ...paymentRows.keys()])].sort(compareIds);
   const loanDuplicates: Duplicate[] = [];
@@ -367,12 +376,7 @@ function assemble(
     if (first === undefined || src < first.src || (src === first.src && row < first.row)) first = { src, row };
   };
   for (const loanId of loanIds) {
-    const payments = winners(
-      customerId,
-      loanId,
-      converted(paymentsFile.csvPlan, paymentRows.get(loanId) ?? []),
-      paymentDuplicates,
-    );
+    const payments = winners(customerId, loanId, paymentRows.get(loanId) ?? [], paymentDuplicates);
     const rows = loanRows.get(loanId);
     if (rows === undefined) {
       orphans.push({ loanId, payments });
@@ -404,9 +408,23 @@ function assemble(
   };
 }
 
-/** Payments of a loan by id, the last of equal ids winning; the others are recorded as duplicates. */
-function winners(customerId: string, loanId: string, list: PendingPayment[], duplicates: Duplicate[]): GroupPayment[] {
-  const sorted = list.sort((a, b) => compareIds(a.paymentId, b.paymentId) || a.seq - b.seq);
+/** A payment row, converted. */
+function paymentOf(plan: CsvPlan, cells: readonly string[], paymentId: string, src: number, row: number): GroupPayment {
+  const { fields, errors } = readPayment(plan, cells);
+  return { paymentId, src, row, fields, errors };
+}
+
+/**
+ * Payments of a loan by id, the last of equal ids winning; the others are recorded as duplicates.
+ * `list` is in the order read, so a stable sort keeps equal ids in that order.
+ */
+function winners(customerId: string, loanId: string, list: GroupPayment[], duplicates: Duplicate[]): GroupPayment[] {
+  let ascending = true;
+  for (let i = 1; ascending && i < list.length; i++)
+    ascending = compareIds(list[i - 1]!.paymentId, list[i]!.paymentId) < 0;
+  // The usual case: ids already in order, none repeated.
+  if (ascending) return list;
+  const sorted = list.sort((a, b) => compareIds(a.paymentId, b.paymentId));
   const payments: GroupPayment[] = [];
   for (let i = 0; i < sorted.length; i++) {
     const p = sorted[i]!;
@@ -425,13 +443,7 @@ function winners(customerId: string, loanId: string, list: PendingPayment[], dup
         winner: { src: winner.src, row: winner.row },
       });
     }
-    payments.push({
-      paymentId: winner.paymentId,
-      src: winner.src,
-      row: winner.row,
-      fields: winner.fields,
-      errors: winner.errors,
-    });
+    payments.push(winner);
     i = last;
   }
   return payments;
