@@ -318,6 +318,7 @@ function hasOffsetToken(format: string): boolean {
  * has no transition in it (real zones never change twice within two days).
  */
 export class ZoneConverter {
+  /** By day number (a small integer: a day's start in ms is not, and is slower to look up). */
   private readonly days = new Map<number, number | null>();
   /** For days with a transition: the offset (ms) of each local hour that has none inside it. */
   private readonly hours = new Map<number, number | null>();
@@ -325,14 +326,15 @@ export class ZoneConverter {
   constructor(readonly zone: Zone) {}
 
   toInstant(localMs: number): number {
-    const dayStart = Math.floor(localMs / DAY) * DAY;
-    let offset = this.days.get(dayStart);
+    const day = Math.floor(localMs / DAY);
+    const dayStart = day * DAY;
+    let offset = this.days.get(day);
     if (offset === undefined) {
       const before = this.zone.offset(dayStart - 15 * HOUR);
       const after = this.zone.offset(dayStart + DAY + 13 * HOUR);
       offset = before === after ? before : null;
       if (this.days.size > 100_000) this.days.clear();
-      this.days.set(dayStart, offset);
+      this.days.set(day, offset);
     }
     if (offset !== null) return localMs - offset * 60_000;
     return this.hourly(localMs);

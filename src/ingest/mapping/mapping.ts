@@ -276,10 +276,18 @@ interface Getter {
   convert: TextConverter;
   /** The value map, keys lower-cased, each target already converted (conversion is pure). */
   values?: Map<string, Converted<unknown>>;
+  /** Cells found in `values`, as they were written: most rows repeat a few codes (see EXACT_CODES). */
+  exact?: Map<string, Converted<unknown>>;
   kind: FieldKind;
   /** What the field expects of a cell, for the words about what a spreadsheet did to it. */
   expect: CellExpectation;
 }
+
+/**
+ * Codes remembered as written per value map, so that a cell seen before is found without lower-casing
+ * it. Few: a cell's text may be a slice that keeps its part of the file in memory.
+ */
+const EXACT_CODES = 64;
 
 /** Fixed-width numbers among the text fields, whose leading zeros a spreadsheet drops. */
 const DIGITS_OF_FIELD: Readonly<Record<string, { digits: number; validPadded: (padded: string) => boolean }>> = {
@@ -390,6 +398,7 @@ export function compileLevel(
           values.set(k.trim().toLowerCase(), convertScalar(v, kind, convert));
         }
         getter.values = values;
+        getter.exact = new Map();
       }
       if (fieldSpec.default !== undefined) getter.fallback = convertScalar(fieldSpec.default, kind, convert);
     }
@@ -414,7 +423,13 @@ export function compileLevel(
         if (text === '') {
           if (g.fallback === undefined) continue;
           result = g.fallback;
-        } else if (g.values !== undefined) result = g.values.get(text.toLowerCase());
+        } else if (g.values !== undefined) {
+          result = g.exact!.get(text);
+          if (result === undefined) {
+            result = g.values.get(text.toLowerCase());
+            if (result !== undefined && g.exact!.size < EXACT_CODES) g.exact!.set(text, result);
+          }
+        }
         if (result === undefined) {
           // Text is taken as it is, so a spreadsheet's N/A or 1.23E+05 is caught before it is sent as an id.
           const converted = g.convert(text);

@@ -174,6 +174,34 @@ describe('value maps, constants and defaults', () => {
       is_lead_loan: false,
     });
   });
+
+  it('gives each row its own answer when one reader reads many codes, known or not', () => {
+    // More codes than the reader remembers as written, each seen in several spellings.
+    const codes = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`C${i}`, i % 2 ? 'Current' : 'Past Due']));
+    const many = parseMapping({ loan: { loan_id: 'id', loan_status: { column: 'status', values: codes } } });
+    const { reader } = compileLevel(many, 'loan', ['id', 'status'], { strictColumns: true });
+    const seen: unknown[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 100; i++) {
+        for (const cell of [`C${i}`, `c${i}`, ` C${i} `, `X${i}`]) {
+          const out: Record<string, unknown> = {};
+          const errors: FieldError[] = [];
+          reader.read(['1', cell], out, errors);
+          seen.push([cell, out.loan_status, errors.map((e) => e.field)]);
+        }
+      }
+    }
+    const expected = Array.from({ length: 100 }, (_, i) => {
+      const status = i % 2 ? 'Current' : 'Past Due';
+      return [
+        [`C${i}`, status, []],
+        [`c${i}`, status, []],
+        [` C${i} `, status, []],
+        [`X${i}`, undefined, ['loan_status']],
+      ];
+    }).flat();
+    expect(seen).toEqual([...expected, ...expected, ...expected]);
+  });
 });
 
 describe('no mapping', () => {
