@@ -133,7 +133,9 @@ export function validateGroup(group: CustomerGroup): GroupResult {
   }
 
   const customerProblems = group.errors;
-  const loansOut: string[] = [];
+  // The customer's JSON, piece by piece, joined once (each payment's text is copied once more, not three times).
+  const parts: string[] = [];
+  let loansOut = 0;
   const trace: CustomerTrace = { customerId, src: group.origin.src, row: group.origin.row, loans: [] };
   const payload: SentPayload = { loans: [] };
   let paymentsOut = 0;
@@ -212,7 +214,9 @@ export function validateGroup(group: CustomerGroup): GroupResult {
       paymentJson.push(JSON.stringify(payment.fields));
       paymentTrace.push({ paymentId: payment.paymentId, origin: { src: payment.src, row: payment.row } });
     }
-    loansOut.push(loanJson(loan.fields, paymentJson));
+    parts.push(loansOut++ === 0 ? '' : ',', loanHead(loan.fields));
+    for (let i = 0; i < paymentJson.length; i++) parts.push(i === 0 ? '' : ',', paymentJson[i]!);
+    parts.push(']}');
     payload.loans.push({ fields: loan.fields, payments: paymentJson });
     paymentsOut += paymentJson.length;
     trace.loans.push({ loanId: loan.loanId, origin: { src: loan.src, row: loan.row }, payments: paymentTrace });
@@ -232,7 +236,7 @@ export function validateGroup(group: CustomerGroup): GroupResult {
     rejected.customers++;
     return { rejects, seen, rejected, duplicates };
   }
-  if (loansOut.length === 0) {
+  if (loansOut === 0) {
     const reason =
       group.loans.length === 0
         ? group.orphans.length
@@ -252,9 +256,10 @@ export function validateGroup(group: CustomerGroup): GroupResult {
     rejected.customers++;
     return { rejects, seen, rejected, duplicates };
   }
-  const json = `{"customer_id":${JSON.stringify(customerId)},"loans":[${loansOut.join(',')}]}`;
+  parts.push(']}');
+  const json = `{"customer_id":${JSON.stringify(customerId)},"loans":[${parts.join('')}`;
   return {
-    valid: { customerId, json, loans: loansOut.length, payments: paymentsOut, trace },
+    valid: { customerId, json, loans: loansOut, payments: paymentsOut, trace },
     payload,
     rejects,
     seen,
@@ -278,12 +283,30 @@ function rejectLoanAndPayments(rejects: Reject[], customerId: string, loan: Grou
   }
 }
 
-/** The loan's fields (ids first, for people reading a request), then its payments. */
-function loanJson(fields: Record<string, unknown>, payments: string[]): string {
+/** The loan's fields (ids first, for people reading a request) up to its payments: `{…,"payments":[`. */
+function loanHead(fields: Record<string, unknown>): string {
+  const head = JSON.stringify(idsFirst(fields) ? fields : orderedLoan(fields));
+  return `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"payments":[`;
+}
+
+/** Whether the fields, as they are, come in the order orderedLoan would give them (the mapping's usual order). */
+function idsFirst(fields: Record<string, unknown>): boolean {
+  let next = 0;
+  let pastIds = false;
+  for (const key in fields) {
+    if (fields[key] === undefined) continue;
+    const at = FIELD_ORDER_LOAN.indexOf(key);
+    if (at < 0) pastIds = true;
+    else if (pastIds || at < next) return false;
+    else next = at + 1;
+  }
+  return true;
+}
+
+function orderedLoan(fields: Record<string, unknown>): Record<string, unknown> {
   const ordered: Record<string, unknown> = {};
   for (const key of FIELD_ORDER_LOAN) if (fields[key] !== undefined) ordered[key] = fields[key];
   for (const [key, value] of Object.entries(fields))
     if (ordered[key] === undefined && value !== undefined) ordered[key] = value;
-  const head = JSON.stringify(ordered);
-  return `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"payments":[${payments.join(',')}]}`;
+  return ordered;
 }

@@ -112,6 +112,23 @@ describe('validateGroup: a customer that can be sent', () => {
     );
   });
 
+  it('sends fields read in the order of the ids as they are, undefined ones left out', () => {
+    const l = loan('L1', 2, [payment('P1', 3)]);
+    l.fields = {
+      loan_id: 'L1',
+      lead_id: undefined,
+      management_system_id: 9,
+      is_lead_loan: false,
+      loan_amount: 1,
+      applied_at: AT,
+    };
+    const r = validateGroup(group({ loans: [l, loan('L2', 4)] }));
+    expect(r.valid!.json).toBe(
+      `{"customer_id":"C1","loans":[{"loan_id":"L1","management_system_id":9,"is_lead_loan":false,"loan_amount":1,"applied_at":"${AT}","payments":[{"payment_id":"P1","payment_at":"${AT}"}]},` +
+        `{"loan_id":"L2","lead_id":7,"is_lead_loan":true,"loan_amount":1000,"applied_at":"${AT}","payments":[]}]}`,
+    );
+  });
+
   it('sends a payment checked when staged as its JSON, unchanged', () => {
     const staged: GroupPayment = {
       paymentId: 'P9',
