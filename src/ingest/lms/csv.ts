@@ -13,6 +13,7 @@ import { readCsv, type ProblemSink, type RowProblem } from './rows.js';
 import type { InputSource } from '../sources.js';
 import type { Staging } from './staging.js';
 import { checkHeaderNames } from '../table/reader.js';
+import { FIELDS_FIT } from './groups.js';
 
 /**
  * Flat CSV exports → staged loans and payments. Three roles:
@@ -152,8 +153,9 @@ export function readPayment(
 ): { fields: Record<string, unknown>; errors: FieldError[] } {
   const fields: Record<string, unknown> = {};
   const errors: FieldError[] = [];
-  plan.paymentReader!.read(cells, fields, errors);
-  return { fields, errors };
+  const reader = plan.paymentReader!;
+  reader.read(cells, fields, errors);
+  return { fields, errors: errors.length === 0 && reader.fitting ? FIELDS_FIT : errors };
 }
 
 export interface StageCsvOptions {

@@ -13,6 +13,13 @@ export interface SourceRecord extends Origin {
   errors: FieldError[];
 }
 
+/**
+ * The errors of a record whose reader vouches for its fields' kinds (LevelReader.fitting) when it
+ * found none: an empty list that also tells the check that only the rules between fields are left
+ * to see. Frozen: it is shared.
+ */
+export const FIELDS_FIT: FieldError[] = Object.freeze([]) as unknown as FieldError[];
+
 export interface GroupPayment extends SourceRecord {
   paymentId: string;
   /** The payment as sent, when it was already checked valid (staged CSV); `fields` is then empty. */

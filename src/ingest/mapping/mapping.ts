@@ -289,6 +289,14 @@ interface Getter {
  */
 const EXACT_CODES = 64;
 
+/**
+ * Kinds whose converters only ever give values of the kind (so do value maps, defaults and
+ * constants, converted by them when the mapping is read): any text, integer cents, true or false,
+ * a name of the enum, and `YYYY-MM-DDTHH:mm:ssZ` of the years 1000 to 9999 (formatInstant). Not
+ * ids (a constant may be 0, which the service refuses) nor dates (formatDate writes any year).
+ */
+const FITTING_KINDS: ReadonlySet<FieldKind['type']> = new Set(['string', 'cents', 'boolean', 'enum', 'datetime']);
+
 /** Fixed-width numbers among the text fields, whose leading zeros a spreadsheet drops. */
 const DIGITS_OF_FIELD: Readonly<Record<string, { digits: number; validPadded: (padded: string) => boolean }>> = {
   bank_routing_number: { digits: 9, validPadded: (padded) => routingNumberProblem(padded) === null },
@@ -308,6 +316,12 @@ export interface LevelReader {
   readonly level: Level;
   /** API fields this reader can produce (mapped to a present column or a constant). */
   readonly fields: ReadonlySet<string>;
+  /**
+   * Every value this reader puts out is of a field of its level and fits the field's kind as the
+   * batch quick check sees it (src/schema/quick-check.ts): a record read with no errors needs no
+   * second look at its fields' kinds, only at the rules between them (see FITTING_KINDS).
+   */
+  readonly fitting: boolean;
   /** Cell index of a field's column, or -1 (constant or not mapped). */
   columnIndex(field: string): number;
   /** Puts converted values into `out`; problems into `errors`. Empty cells are left out. */
@@ -405,9 +419,11 @@ export function compileLevel(
     getters.push(getter);
   }
   const fields = new Set(getters.map((g) => g.field));
+  const fitting = getters.every((g) => FITTING_KINDS.has(g.kind.type) && LEVEL_FIELDS[level][g.field] !== undefined);
   const reader: LevelReader = {
     level,
     fields,
+    fitting,
     columnIndex: (field) => getters.find((g) => g.field === field)?.index ?? -1,
     read(cells, out, errors) {
       for (let i = 0; i < getters.length; i++) {

@@ -1,2 +1,8 @@
 // The quick check lives beside the schema it mirrors, where the sandbox can use it too.
-export { isIsoDateQuick, isIsoDateTimeQuick, loanLooksValid, paymentLooksValid } from '../../schema/quick-check.js';
+export {
+  isIsoDateQuick,
+  isIsoDateTimeQuick,
+  loanLooksValid,
+  paymentLooksValid,
+  paymentRulesHold,
+} from '../../schema/quick-check.js';

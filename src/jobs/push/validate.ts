@@ -1,8 +1,8 @@
 import { BatchLoanSchema, BatchPaymentSchema } from '../../schema/loan-performance.js';
 import { formatZodIssues, type FormattableIssue } from '../../schema/common.js';
-import { loanLooksValid, paymentLooksValid } from './quick-check.js';
+import { loanLooksValid, paymentLooksValid, paymentRulesHold } from './quick-check.js';
 import type { FieldError } from '../../ingest/mapping/mapping.js';
-import type { CustomerGroup, GroupLoan, SourceRecord } from '../../ingest/lms/groups.js';
+import { FIELDS_FIT, type CustomerGroup, type GroupLoan, type SourceRecord } from '../../ingest/lms/groups.js';
 import type { Origin } from '../../ingest/lms/staging.js';
 import type { CustomerDigest } from '../delta/record.js';
 
@@ -191,10 +191,12 @@ export function validateGroup(group: CustomerGroup): GroupResult {
         paymentTrace.push({ paymentId: payment.paymentId, origin: { src: payment.src, row: payment.row } });
         continue;
       }
-      const problems =
-        payment.errors.length === 0 && paymentLooksValid(payment.fields)
-          ? []
-          : schemaProblems(payment, BatchPaymentSchema, payment.fields);
+      // Fields whose reader vouches for their kinds (FIELDS_FIT) are only looked at together.
+      const looksValid =
+        payment.errors === FIELDS_FIT
+          ? paymentRulesHold(payment.fields)
+          : payment.errors.length === 0 && paymentLooksValid(payment.fields);
+      const problems = looksValid ? [] : schemaProblems(payment, BatchPaymentSchema, payment.fields);
       if (problems.length) {
         rejected.payments++;
         for (const problem of problems) {

@@ -7,6 +7,9 @@ import {
   parseMapping,
   type FieldError,
 } from '../../../../src/ingest/mapping/mapping.js';
+import { LEVEL_FIELDS } from '../../../../src/ingest/mapping/fields.js';
+import { BatchPaymentSchema } from '../../../../src/schema/loan-performance.js';
+import { paymentLooksValid, paymentRulesHold } from '../../../../src/schema/quick-check.js';
 
 const fixtureMapping = () =>
   parseMapping(
@@ -291,5 +294,83 @@ describe('what a spreadsheet did to a cell', () => {
       loan: { loan_id: 'loan_id', loan_status: { column: 'loan_status', values: { 'N/A': 'Pending' } } },
     });
     expect(read(mapping, 'loan', ['loan_id', 'loan_status'], ['L1', 'N/A']).out.loan_status).toBe('Pending');
+  });
+});
+
+describe('readers that vouch for their kinds', () => {
+  const header = [
+    'Trans ID',
+    'Trans Amt',
+    'Trans Type',
+    'Method',
+    'Trans Status',
+    'Principal Paid',
+    'Interest Paid',
+    'Fees Paid',
+    'Return Code',
+    'Returned',
+    'Fail Code',
+    'Failed',
+    'Posted',
+  ];
+  const payment = () =>
+    compileLevel(fixtureMapping(), 'payment', header, { strictColumns: true, only: Object.keys(LEVEL_FIELDS.payment) })
+      .reader;
+
+  it('say so only when every field is one whose values always fit', () => {
+    expect(payment().fitting).toBe(true);
+    const loan = compileLevel(fixtureMapping(), 'loan', ['Loan No', 'Lead ID'], { strictColumns: false }).reader;
+    expect(loan.fitting).toBe(false); // lead_id is an id: a constant may be 0
+    const dated = parseMapping({ loan: { loan_id: 'id', first_payment_date: 'due' } });
+    expect(compileLevel(dated, 'loan', ['id', 'due'], { strictColumns: true }).reader.fitting).toBe(false);
+    // A payments file's keys are read as text but are not payment fields of a batch.
+    const keys = compileLevel(fixtureMapping(), 'payment', ['Cust No', 'Loan No', 'Trans ID'], {
+      strictColumns: false,
+    });
+    expect(keys.reader.fitting).toBe(false);
+  });
+
+  it('give values the full quick check and the schema judge as the rules between fields alone do', () => {
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)]!;
+    // [usual values, odd ones]: mostly usual, so that many rows have no errors.
+    const money = [
+      ['$1.00', '($12.50)', '1,234.56', '0', '-$0.00'],
+      ['$99999999999999.99', '1.005', ' $3 ', 'N/A', ''],
+    ];
+    const when = [
+      ['1/2/2025 3:04 PM', '2/29/2024 11:59 PM', '3/10/2024 2:30 AM', '11/3/2024 1:30 AM', '12/31/9999 11:59 PM', ''],
+      ['1/1/0999 1:00 AM', '1/1/2025', '13/1/2025 1:00 AM', '2/30/2025 1:00 AM'],
+    ];
+    const cells: Record<string, string[][]> = {
+      'Trans ID': [
+        ['T1', ' T2 ', 'T"3'],
+        ['N/A', '1.5E+03', ''],
+      ],
+      'Trans Type': [['PMT', 'pmt', 'Payment', ''], ['ZZZ']],
+      Method: [['ACHC', 'wire', 'Money Gram', ''], ['nope']],
+      'Trans Status': [['PAID', 'RET', 'Returned', ''], ['?']],
+      'Return Code': [['R01', ' ', ''], ['N/A']],
+      'Fail Code': [['NSF', ''], ['-']],
+    };
+    const cell = (column: string) => {
+      const [usual, odd] = cells[column] ?? (/Returned|Failed|Posted/.test(column) ? when : money);
+      return pick(random() < 0.9 ? usual! : odd!);
+    };
+    const reader = payment();
+    let fit = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const row = header.map(cell);
+      const out: Record<string, unknown> = {};
+      const errors: FieldError[] = [];
+      reader.read(row, out, errors);
+      if (errors.length) continue;
+      fit++;
+      const zod = BatchPaymentSchema.safeParse(out).success;
+      expect(paymentLooksValid(out), JSON.stringify(row)).toBe(zod);
+      expect(paymentRulesHold(out), JSON.stringify(row)).toBe(zod);
+    }
+    expect(fit).toBeGreaterThan(2000);
   });
 });
