@@ -151,7 +151,7 @@ describe('errors and limits of the HTTP layer', () => {
   });
 });
 
-describe('JSON bodies, however they come (the sandbox gathers them in buffers it reuses)', () => {
+describe('JSON bodies, however they come', () => {
   let sb: TestSandbox;
   let token: string;
   beforeAll(async () => {
@@ -175,7 +175,6 @@ describe('JSON bodies, however they come (the sandbox gathers them in buffers it
   it('long then short bodies, ASCII or not, declared or chunked: each read as sent', async () => {
     const ids = ['A-LONG-ONE', 'b', 'Zoë-€-😀', 'c', 'Müller'];
     for (const [i, id] of ids.entries()) {
-      // Bodies over the reused buffers' 4 MB go the other way: one of them too.
       const res = await upsert(customer(id, i === 0 ? 5 * 1024 * 1024 : i === 2 ? 3000 : 0), i === 3);
       expect(res.status).toBe(201);
       expect(res.body.data.customer_id).toBe(id);

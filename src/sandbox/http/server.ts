@@ -5,7 +5,6 @@ import { bearerAuth } from './bearer-auth.js';
 import { DEFAULT_LIMITS, limitConnections, type ServerLimits } from './connections.js';
 import { Messages } from './errors.js';
 import { FAULT_HEADER, FaultHeaderError } from './faults.js';
-import { readJsonBodies } from './json-body.js';
 
 export type RouteModule = (app: FastifyInstance, ctx: SandboxContext) => void;
 
@@ -45,7 +44,6 @@ export function buildServer(
   limitConnections(app.server, limits);
   // The interface speaks JSON (and forms at the token endpoint): anything else is 415, not a validation error.
   app.removeContentTypeParser('text/plain');
-  readJsonBodies(app, ctx.maxBodyBytes);
 
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url;
