@@ -1,12 +1,10 @@
-import { createHash } from 'node:crypto';
 import { type Stats, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { Worker } from 'node:worker_threads';
 
 /**
  * What identifies an input file without reading it: its size and modification time. An export
  * still being written moves one of them, so a file is checked against the stamp it had when it was
- * opened; what a resume is keyed on is the digest of its bytes (`sha256OfFile`), which costs a read.
+ * opened; what a resume is keyed on is the digest of its bytes (`hashFile`), which costs a read.
  */
 export interface InputStamp {
   size: number;
@@ -49,7 +47,7 @@ export function isRegularFile(full: string): boolean {
 }
 
 /** Feeds a file's bytes to `hash` through one reused buffer (no garbage however large the file). */
-async function hashFile(path: string, hash: { update(data: Uint8Array): unknown }): Promise<void> {
+export async function hashFile(path: string, hash: { update(data: Uint8Array): unknown }): Promise<void> {
   const handle = await open(path, 'r');
   try {
     const buffer = Buffer.allocUnsafe(1 << 20);
@@ -63,46 +61,4 @@ async function hashFile(path: string, hash: { update(data: Uint8Array): unknown 
   } finally {
     await handle.close();
   }
-}
-
-/** Files from this size are hashed on a thread of their own; below it, starting one costs more than it spares. */
-const OFF_THREAD_BYTES = 8 * 1024 * 1024;
-
-const HASH_WORKER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { createHash } = require('node:crypto');
-const { closeSync, openSync, readSync } = require('node:fs');
-const hash = createHash('sha256');
-const fd = openSync(workerData, 'r');
-try {
-  const buffer = Buffer.allocUnsafe(1 << 20);
-  for (let n; (n = readSync(fd, buffer, 0, buffer.length, null)) > 0; ) hash.update(buffer.subarray(0, n));
-} finally {
-  closeSync(fd);
-}
-parentPort.postMessage(hash.digest('hex'));
-`;
-
-/**
- * The SHA-256 of a file's bytes, in hex. A large file is hashed on a worker thread, so that a push
- * reads on while its journal's key is made (0.1 s of CPU for a 108 MB export, on the other core).
- */
-export async function sha256OfFile(path: string): Promise<string> {
-  let size = 0;
-  try {
-    size = statSync(path).size;
-  } catch {
-    // hashFile says what is wrong with it
-  }
-  if (size < OFF_THREAD_BYTES) {
-    const hash = createHash('sha256');
-    await hashFile(path, hash);
-    return hash.digest('hex');
-  }
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(HASH_WORKER, { eval: true, workerData: path });
-    worker.once('message', (hex: string) => resolve(hex));
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`the thread hashing ${path} stopped (exit code ${code})`)));
-  });
 }

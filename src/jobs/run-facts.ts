@@ -1,6 +1,6 @@
 import { createReadStream, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { sha256OfFile } from '../ingest/stamp.js';
+import { hashFile } from '../ingest/stamp.js';
 import { TableReader } from '../ingest/table/reader.js';
 import type {
   AccountingFact,
@@ -88,7 +88,9 @@ export async function inputFacts(run: RunContext, rows: number | null): Promise<
     let hashed: InputFact['hashed'] = sha256 ? 'during the run' : null;
     if (!sha256 && bytes !== null && run.hashInputs) {
       try {
-        sha256 = await sha256OfFile(full);
+        const hash = (await import('node:crypto')).createHash('sha256');
+        await hashFile(full, hash);
+        sha256 = hash.digest('hex');
         hashed = 'after the run';
       } catch {
         // unreadable now: no hash rather than no report

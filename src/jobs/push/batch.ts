@@ -135,12 +135,6 @@ class BatchRun {
     try {
       this.mapping = request.mappingPath ? await loadMapping(request.mappingPath, io.cwd) : IDENTITY_MAPPING;
       this.inputStamps = stampInputs(request.inputs, io.cwd);
-      const streamable = streamableInput(request.inputs, request.format, io.cwd);
-      // The journal's key hashes the whole files (a check-only run opens no journal and skips that
-      // read): begun now, it runs on another thread while the target, lock, record and token are set up.
-      const digestSoon =
-        streamable && !request.validateOnly ? inputsDigest(streamable, this.readingContext()) : undefined;
-      digestSoon?.catch(() => {});
       if (!request.validateOnly) {
         this.target = await env.target();
         this.lock = PushLock.acquire(dir, this.target.profile, 'customers batch', this.started);
@@ -170,7 +164,10 @@ class BatchRun {
         });
       }
 
-      const digest = await digestSoon;
+      const streamable = streamableInput(request.inputs, request.format, io.cwd);
+      // The journal key needs a hash of the whole file; a check-only run opens no journal, so it skips that extra read.
+      const digest =
+        streamable && !request.validateOnly ? await inputsDigest(streamable, this.readingContext()) : undefined;
       let mode: Mode = streamable ? 'streamed' : 'staged';
       if (digest !== undefined && !request.validateOnly) {
         const previous = this.openJournal(dir, digest, mode);

@@ -13,7 +13,7 @@ import { type InputSource, openInput } from '../../ingest/sources.js';
 import {
   currentStamp,
   describeStamp,
-  sha256OfFile,
+  hashFile,
   type InputStamp,
   isRegularFile,
   sameStamp,
@@ -202,14 +202,15 @@ export async function inputsDigest(
 ): Promise<string> {
   const digest = createHash('sha256').update(`mapping:${JSON.stringify(ctx.mapping.spec)}\n`);
   for (const input of inputs) {
-    let sha256: string;
+    const hash = createHash('sha256');
     try {
-      sha256 = await sha256OfFile(resolve(ctx.io.cwd, input.path));
+      await hashFile(resolve(ctx.io.cwd, input.path), hash);
     } catch (err) {
       // openInput says it better (no such file, a directory…).
       await openInput(input.path, ctx.io);
       throw new InputError(`could not be read: ${(err as Error).message}`, { file: input.path });
     }
+    const sha256 = hash.digest('hex');
     ctx.onEvent({ type: 'input', file: input.path, sha256 });
     digest.update(`${input.role}:${sha256}\n`);
   }
