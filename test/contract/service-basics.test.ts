@@ -149,17 +149,8 @@ describe('errors and limits of the HTTP layer', () => {
     );
     expect(under.status).toBe(200);
   });
-});
 
-describe('JSON bodies, however they come', () => {
-  let sb: TestSandbox;
-  let token: string;
-  beforeAll(async () => {
-    sb = await startSandboxInProcess();
-    token = await getToken(sb);
-  });
-  afterAll(() => sb.stop());
-
+  // JSON bodies, however they come.
   const upsert = (body: Buffer, chunked = false) =>
     rawPost(
       `${sb.baseUrl}/api/v1/loan-performance/customers`,

@@ -30,6 +30,23 @@ function read(
   return { out, errors, missingColumns };
 }
 
+/** The payment columns of the fixture export, in its order. */
+const PAYMENT_HEADER = [
+  'Trans ID',
+  'Trans Amt',
+  'Trans Type',
+  'Method',
+  'Trans Status',
+  'Principal Paid',
+  'Interest Paid',
+  'Fees Paid',
+  'Return Code',
+  'Returned',
+  'Fail Code',
+  'Failed',
+  'Posted',
+];
+
 describe('the fixture mapping', () => {
   it('turns an LMS loan row into API fields', () => {
     const header = [
@@ -84,21 +101,7 @@ describe('the fixture mapping', () => {
   });
 
   it('reports each bad cell with its field and column, and keeps the good ones', () => {
-    const header = [
-      'Trans ID',
-      'Trans Amt',
-      'Trans Type',
-      'Method',
-      'Trans Status',
-      'Principal Paid',
-      'Interest Paid',
-      'Fees Paid',
-      'Return Code',
-      'Returned',
-      'Fail Code',
-      'Failed',
-      'Posted',
-    ];
+    const header = PAYMENT_HEADER;
     const cells = ['T-1', '$1.005', 'PMT', 'MG', 'ZZZ', '$1.00', '$0.00', '$0.00', '', '', '', '', '3/8/2026 3:01 AM'];
     const { out, errors } = read(fixtureMapping(), 'payment', header, cells);
     expect(errors.map((e) => [e.field, e.column])).toEqual([
@@ -298,21 +301,7 @@ describe('what a spreadsheet did to a cell', () => {
 });
 
 describe('readers that vouch for their kinds', () => {
-  const header = [
-    'Trans ID',
-    'Trans Amt',
-    'Trans Type',
-    'Method',
-    'Trans Status',
-    'Principal Paid',
-    'Interest Paid',
-    'Fees Paid',
-    'Return Code',
-    'Returned',
-    'Fail Code',
-    'Failed',
-    'Posted',
-  ];
+  const header = PAYMENT_HEADER;
   const payment = () =>
     compileLevel(fixtureMapping(), 'payment', header, { strictColumns: true, only: Object.keys(LEVEL_FIELDS.payment) })
       .reader;
