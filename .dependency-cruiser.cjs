@@ -51,6 +51,14 @@ module.exports = {
       from: { path: '^src/' },
       to: { path: '^test/' },
     },
+    {
+      name: 'undici-by-its-parts',
+      comment:
+        "undici's code is imported by src/api/undici.ts alone, file by file (its index loads all of undici at start-up); elsewhere `import type` from 'undici'",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/api/undici\\.ts$' },
+      to: { path: 'node_modules/undici/', dependencyTypesNot: ['type-only'] },
+    },
     ...layerRules,
   ],
   options: {
