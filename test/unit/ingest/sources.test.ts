@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -188,6 +188,21 @@ describe('openInput', () => {
       expect(piped.message).toMatch(/^stdin: is an Excel workbook, not a CSV file/);
     },
   );
+
+  it('closes the file however the reading ends: refused at once, read whole, or stopped early', async () => {
+    const open = () => readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (let i = 0; i < 5; i++) {
+      await failure(openInput(file('book-closed.csv', fixture('ssns.xlsx')), io()));
+      await text(await openInput(file('whole.csv', 'a,b\n'.repeat(200_000)), io()));
+      const source = await openInput(file('early.csv', 'a,b\n'.repeat(200_000)), io());
+      for await (const _chunk of source.stream) break;
+    }
+    // A stopped stream closes its file as it is destroyed, a moment later; a handle left to the
+    // garbage collector would still be open after any wait (and warn when collected).
+    for (let waited = 0; open() !== before && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    expect(open()).toBe(before);
+  });
 
   it('tells an OpenDocument spreadsheet and a plain ZIP archive from an Excel workbook', async () => {
     expect(notAWorkbook('a.ods', fixture('ssns.ods'))?.message).toMatch(
