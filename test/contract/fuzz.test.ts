@@ -244,10 +244,12 @@ async function send(req: Req): Promise<number> {
     if (req.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       const params = new URLSearchParams();
+      // A generated value may be any JSON, even {"toString": ""}, which String() cannot convert.
+      const text = (x: unknown) => (x !== null && typeof x === 'object' ? JSON.stringify(x) : String(x));
       for (const [k, v] of Object.entries(req.form)) {
         if (v !== null && typeof v === 'object')
-          for (const [sub, x] of Object.entries(v)) params.append(`${k}[${sub}]`, String(x));
-        else if (v !== undefined) params.append(k, String(v));
+          for (const [sub, x] of Object.entries(v)) params.append(`${k}[${sub}]`, text(x));
+        else if (v !== undefined) params.append(k, text(v));
       }
       body = params.toString();
     } else if (req.body !== undefined) {
