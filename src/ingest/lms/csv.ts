@@ -150,7 +150,7 @@ export function readLoan(
 export function readPayment(
   plan: CsvPlan,
   cells: readonly string[],
-): { fields: Record<string, unknown>; errors: FieldError[] } {
+): { fields: Record<string, unknown>; errors: readonly FieldError[] } {
   const fields: Record<string, unknown> = {};
   const errors: FieldError[] = [];
   const reader = plan.paymentReader!;

@@ -10,7 +10,7 @@ import type { Origin, Staging, StagedPayment, StagedRow } from './staging.js';
 
 export interface SourceRecord extends Origin {
   fields: Record<string, unknown>;
-  errors: FieldError[];
+  errors: readonly FieldError[];
 }
 
 /**
@@ -18,7 +18,7 @@ export interface SourceRecord extends Origin {
  * found none: an empty list that also tells the check that only the rules between fields are left
  * to see. Frozen: it is shared.
  */
-export const FIELDS_FIT: FieldError[] = Object.freeze([]) as unknown as FieldError[];
+export const FIELDS_FIT: readonly FieldError[] = Object.freeze([]);
 
 export interface GroupPayment extends SourceRecord {
   paymentId: string;
@@ -64,7 +64,7 @@ export interface CustomerGroup {
   /** Where the customer was first seen (for customer-level messages). */
   origin: Origin;
   /** Problems of the customer object itself (batch-shape input). */
-  errors: FieldError[];
+  errors: readonly FieldError[];
   loans: GroupLoan[];
   orphans: { loanId: string; payments: GroupPayment[] }[];
   duplicates: Duplicate[];
@@ -87,7 +87,7 @@ function record(row: StagedRow): SourceRecord {
 }
 
 const NO_FIELDS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
-const NO_ERRORS: FieldError[] = Object.freeze([]) as unknown as FieldError[];
+const NO_ERRORS: readonly FieldError[] = Object.freeze([]);
 
 /** A staged payment; one checked when staged comes as its JSON, unparsed (see StagedRow.errors). */
 function payment(row: StagedPayment): GroupPayment {
