@@ -1,5 +1,4 @@
 import type { FieldError } from '../mapping/mapping.js';
-import type { StagedDocumentBody } from './json.js';
 import type { Origin, Staging, StagedPayment, StagedRow } from './staging.js';
 
 /**
@@ -7,6 +6,18 @@ import type { Origin, Staging, StagedPayment, StagedRow } from './staging.js';
  * loans with their payments, plus what cannot be sent as it stands (payments of a loan that is not
  * there, rows superseded by a later row with the same id). Validation happens later, on groups.
  */
+
+/** A customer as staged: converted fields and problems per object. */
+export interface StagedDocumentBody {
+  customer_id: string;
+  errors?: FieldError[];
+  loans: StagedDocumentLoan[];
+}
+export interface StagedDocumentLoan {
+  fields: Record<string, unknown>;
+  errors?: FieldError[];
+  payments: { fields: Record<string, unknown>; errors?: FieldError[] }[];
+}
 
 export interface SourceRecord extends Origin {
   fields: Record<string, unknown>;
@@ -154,53 +165,58 @@ export function* flatGroups(staging: Staging): Generator<CustomerGroup> {
   }
 }
 
-/** Groups of batch-shape (JSON) input: a customer is its last document; loans and payments repeated inside it: the last wins. */
+/** Groups of staged batch-shape (JSON) input: a customer is its last document. */
 export function* documentGroups(staging: Staging): Generator<CustomerGroup> {
   for (const doc of staging.documents()) {
     const body = JSON.parse(doc.data!) as StagedDocumentBody;
-    const origin = { src: doc.src, row: doc.row };
-    const duplicates: Duplicate[] = doc.superseded.map((old) => ({
-      level: 'customer',
-      src: old.src,
-      row: old.row,
-      customerId: doc.customerId,
-      winner: origin,
-    }));
-    const loans: GroupLoan[] = [];
-    const loanAt = new Map<string, number>();
-    for (const loan of body.loans) {
-      const loanId = typeof loan.fields.loan_id === 'string' ? loan.fields.loan_id : '';
-      const payments: GroupPayment[] = [];
-      const paymentAt = new Map<string, number>();
-      for (const payment of loan.payments) {
-        const paymentId = typeof payment.fields.payment_id === 'string' ? payment.fields.payment_id : '';
-        const entry: GroupPayment = { ...origin, fields: payment.fields, errors: payment.errors ?? [], paymentId };
-        const previous = paymentId === '' ? undefined : paymentAt.get(paymentId);
-        if (previous !== undefined) {
-          duplicates.push({
-            level: 'payment',
-            ...origin,
-            customerId: doc.customerId,
-            loanId,
-            paymentId,
-            winner: origin,
-          });
-          payments[previous] = entry;
-        } else {
-          if (paymentId !== '') paymentAt.set(paymentId, payments.length);
-          payments.push(entry);
-        }
-      }
-      const entry: GroupLoan = { ...origin, fields: loan.fields, errors: loan.errors ?? [], loanId, payments };
-      const previous = loanId === '' ? undefined : loanAt.get(loanId);
+    yield documentGroup(doc.customerId, { src: doc.src, row: doc.row }, body, doc.superseded);
+  }
+}
+
+/**
+ * A customer of batch-shape input, from its body (staged, or as read from a sorted file); loans
+ * and payments repeated inside it: the last wins. `superseded`: earlier documents of the customer.
+ */
+export function documentGroup(
+  customerId: string,
+  origin: Origin,
+  body: StagedDocumentBody,
+  superseded: readonly Origin[] = [],
+): CustomerGroup {
+  const duplicates: Duplicate[] = superseded.map((old) => ({
+    level: 'customer',
+    src: old.src,
+    row: old.row,
+    customerId,
+    winner: origin,
+  }));
+  const loans: GroupLoan[] = [];
+  const loanAt = new Map<string, number>();
+  for (const loan of body.loans) {
+    const loanId = typeof loan.fields.loan_id === 'string' ? loan.fields.loan_id : '';
+    const payments: GroupPayment[] = [];
+    const paymentAt = new Map<string, number>();
+    for (const payment of loan.payments) {
+      const paymentId = typeof payment.fields.payment_id === 'string' ? payment.fields.payment_id : '';
+      const entry: GroupPayment = { ...origin, fields: payment.fields, errors: payment.errors ?? [], paymentId };
+      const previous = paymentId === '' ? undefined : paymentAt.get(paymentId);
       if (previous !== undefined) {
-        duplicates.push({ level: 'loan', ...origin, customerId: doc.customerId, loanId, winner: origin });
-        loans[previous] = entry;
+        duplicates.push({ level: 'payment', ...origin, customerId, loanId, paymentId, winner: origin });
+        payments[previous] = entry;
       } else {
-        if (loanId !== '') loanAt.set(loanId, loans.length);
-        loans.push(entry);
+        if (paymentId !== '') paymentAt.set(paymentId, payments.length);
+        payments.push(entry);
       }
     }
-    yield { customerId: doc.customerId, origin, errors: body.errors ?? [], loans, orphans: [], duplicates };
+    const entry: GroupLoan = { ...origin, fields: loan.fields, errors: loan.errors ?? [], loanId, payments };
+    const previous = loanId === '' ? undefined : loanAt.get(loanId);
+    if (previous !== undefined) {
+      duplicates.push({ level: 'loan', ...origin, customerId, loanId, winner: origin });
+      loans[previous] = entry;
+    } else {
+      if (loanId !== '') loanAt.set(loanId, loans.length);
+      loans.push(entry);
+    }
   }
+  return { customerId, origin, errors: body.errors ?? [], loans, orphans: [], duplicates };
 }

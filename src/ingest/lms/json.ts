@@ -1,27 +1,18 @@
 import type { Hash } from 'node:crypto';
 import { compileLevel, type FieldError, type LevelReader, type Mapping } from '../mapping/mapping.js';
 import { LEVEL_FIELDS, type Level } from '../mapping/fields.js';
-import { readJsonValues, type ProblemSink } from './rows.js';
+import { documentGroup, type CustomerGroup, type StagedDocumentBody, type StagedDocumentLoan } from './groups.js';
+import { jsonValueBatches, readJsonValues, type ProblemSink } from './rows.js';
+import { CustomerOrder } from './stream.js';
 import type { InputSource } from '../sources.js';
 import type { Staging } from './staging.js';
 
 /**
  * JSON and NDJSON already in the batch shape (customers with loans with payments) → staged
- * documents, one per customer. Values go through the same converters as CSV cells, so `"$12.50"`
- * is refused where cents are expected, and `"2026-11-20T18:05:00-06:00"` becomes UTC.
+ * documents, one per customer, or, sorted by customer, groups as they are read. Values go through
+ * the same converters as CSV cells, so `"$12.50"` is refused where cents are expected, and
+ * `"2026-11-20T18:05:00-06:00"` becomes UTC.
  */
-
-/** A customer as staged: converted fields and problems per object. */
-export interface StagedDocumentBody {
-  customer_id: string;
-  errors?: FieldError[];
-  loans: StagedDocumentLoan[];
-}
-export interface StagedDocumentLoan {
-  fields: Record<string, unknown>;
-  errors?: FieldError[];
-  payments: { fields: Record<string, unknown>; errors?: FieldError[] }[];
-}
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -93,36 +84,33 @@ function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-export interface StageJsonOptions {
-  staging: Staging;
-  mapping: Mapping;
-  problems: ProblemSink;
-  hash?: Hash;
-  /** Called every 1,000 records read (progress; may throw to stop reading). */
-  onRows?: (rows: number) => void;
-}
+/**
+ * Customer objects → their ids and bodies: values converted, problems kept with the object they
+ * belong to; an object that is no customer, or has no id, is reported and gives nothing.
+ */
+export class CustomerDocuments {
+  private readonly converter: ObjectConverter;
 
-export async function stageBatchJson(
-  input: InputSource,
-  format: 'json' | 'ndjson',
-  options: StageJsonOptions,
-): Promise<number> {
-  const { staging, problems } = options;
-  const src = staging.addSource(input.name);
-  const converter = new ObjectConverter(options.mapping, { customer: ['loans'], loan: ['payments'] });
-  let records = 0;
-  const onValue = (value: unknown, row: number) => {
-    if (options.onRows && ++records % 1000 === 0) options.onRows(records);
+  constructor(
+    mapping: Mapping,
+    private readonly src: number,
+    private readonly problems: ProblemSink,
+  ) {
+    this.converter = new ObjectConverter(mapping, { customer: ['loans'], loan: ['payments'] });
+  }
+
+  read(value: unknown, row: number): { customerId: string; body: StagedDocumentBody } | undefined {
+    const { converter, src, problems } = this;
     if (!isObject(value)) {
       problems({ src, row, level: 'customer', reason: 'is not a customer object' });
-      return;
+      return undefined;
     }
     const customer = converter.convert('customer', value);
     const customerId = typeof customer.fields.customer_id === 'string' ? customer.fields.customer_id : '';
     if (customerId.trim() === '') {
       const reason = customer.errors.find((e) => e.field === 'customer_id')?.reason ?? 'required';
       problems({ src, row, level: 'customer', field: 'customer_id', reason });
-      return;
+      return undefined;
     }
     const body: StagedDocumentBody = { customer_id: customerId, loans: [] };
     const customerErrors = customer.errors.slice();
@@ -158,8 +146,70 @@ export async function stageBatchJson(
       }
     }
     if (customerErrors.length) body.errors = customerErrors;
-    staging.putDocument(customerId, { src, row }, JSON.stringify(body), null);
+    return { customerId, body };
+  }
+}
+
+export interface StageJsonOptions {
+  staging: Staging;
+  mapping: Mapping;
+  problems: ProblemSink;
+  hash?: Hash;
+  /** Called every 1,000 records read (progress; may throw to stop reading). */
+  onRows?: (rows: number) => void;
+}
+
+export async function stageBatchJson(
+  input: InputSource,
+  format: 'json' | 'ndjson',
+  options: StageJsonOptions,
+): Promise<number> {
+  const { staging, problems } = options;
+  const src = staging.addSource(input.name);
+  const documents = new CustomerDocuments(options.mapping, src, problems);
+  let records = 0;
+  const onValue = (value: unknown, row: number) => {
+    if (options.onRows && ++records % 1000 === 0) options.onRows(records);
+    const read = documents.read(value, row);
+    if (read) staging.putDocument(read.customerId, { src, row }, JSON.stringify(read.body), null);
   };
   const onBadLine = (row: number, reason: string) => problems({ src, row, level: 'customer', reason });
   return readJsonValues(input, format, 'customers', onValue, onBadLine, options.hash);
+}
+
+export interface StreamJsonOptions {
+  mapping: Mapping;
+  /** Index of this file among the run's sources (for rejects). */
+  src: number;
+  problems: ProblemSink;
+  onRows?: (rows: number) => void;
+}
+
+/**
+ * Batch-shape input sorted by customer, as groups while it is read, without staging: the same
+ * groups in the same order as the staging gives (each customer once, ids in the staging's order).
+ * A customer that repeats or sorts before the one before throws NotSortedError; the caller then
+ * stages the input, where the last of a customer's documents wins. Returns the records read.
+ */
+export async function* streamBatchJson(
+  input: InputSource,
+  format: 'json' | 'ndjson',
+  options: StreamJsonOptions,
+): AsyncGenerator<CustomerGroup, number> {
+  const { src, problems } = options;
+  const documents = new CustomerDocuments(options.mapping, src, problems);
+  const order = new CustomerOrder(options.onRows);
+  const onBadLine = (row: number, reason: string) => problems({ src, row, level: 'customer', reason });
+  const batches = jsonValueBatches(input, format, 'customers', onBadLine);
+  while (true) {
+    const next = await batches.next();
+    if (next.done) return next.value;
+    for (const { value, position: row } of next.value) {
+      order.count(1);
+      const read = documents.read(value, row);
+      if (read === undefined) continue;
+      order.next(read.customerId, row);
+      yield documentGroup(read.customerId, { src, row }, read.body);
+    }
+  }
 }

@@ -87,14 +87,48 @@ export async function readJsonValues(
   onBadLine: (position: number, reason: string) => void,
   hash?: Hash,
 ): Promise<number> {
-  if (format === 'ndjson') {
-    const lines = new NdjsonLines(input.name, onValue, onBadLine);
-    for await (const chunk of hashed(input.stream, hash)) lines.write(chunk);
-    return lines.end();
+  const reader = jsonReader(input, format, arrayKey, onValue, onBadLine);
+  for await (const chunk of hashed(input.stream, hash)) reader.write(chunk);
+  return reader.end();
+}
+
+export interface JsonValue {
+  value: unknown;
+  position: number;
+}
+
+/** The same values, handed on a chunk of text at a time (a reader that yields as it goes). */
+export async function* jsonValueBatches(
+  input: InputSource,
+  format: 'json' | 'ndjson',
+  arrayKey: string | undefined,
+  onBadLine: (position: number, reason: string) => void,
+  hash?: Hash,
+): AsyncGenerator<JsonValue[], number> {
+  let batch: JsonValue[] = [];
+  const reader = jsonReader(input, format, arrayKey, (value, position) => batch.push({ value, position }), onBadLine);
+  for await (const chunk of hashed(input.stream, hash)) {
+    reader.write(chunk);
+    if (batch.length > 0) {
+      yield batch;
+      batch = [];
+    }
   }
-  const document = new JsonDocumentReader(input.name, arrayKey, onValue);
-  for await (const chunk of hashed(input.stream, hash)) document.write(chunk);
-  return document.end();
+  const count = reader.end();
+  if (batch.length > 0) yield batch;
+  return count;
+}
+
+function jsonReader(
+  input: InputSource,
+  format: 'json' | 'ndjson',
+  arrayKey: string | undefined,
+  onValue: (value: unknown, position: number) => void,
+  onBadLine: (position: number, reason: string) => void,
+): { write(chunk: string): void; end(): number } {
+  return format === 'ndjson'
+    ? new NdjsonLines(input.name, onValue, onBadLine)
+    : new JsonDocumentReader(input.name, arrayKey, onValue);
 }
 
 /** NDJSON cut into lines in one pass: a line still open when a chunk ends is not scanned again. */

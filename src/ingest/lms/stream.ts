@@ -114,7 +114,7 @@ export async function* streamGroups(input: InputSource, options: StreamOptions):
  * look took out included (so that a customer whose rows are split is never skipped in part: the
  * export is then staged, as any unsorted one). Also counts the rows read.
  */
-class CustomerOrder {
+export class CustomerOrder {
   private previous: string | undefined;
   rows = 0;
 

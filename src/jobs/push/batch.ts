@@ -25,6 +25,7 @@ import {
   stagedDigest,
   stageInputs,
   stampInputs,
+  type Streamable,
   streamableInput,
   sortedGroups,
   streamedGroups,
@@ -167,7 +168,7 @@ class BatchRun {
       const streamable = streamableInput(request.inputs, request.format, io.cwd);
       // The journal key needs a hash of the whole file; a check-only run opens no journal, so it skips that extra read.
       const digest =
-        streamable && !request.validateOnly ? await inputsDigest(streamable, this.readingContext()) : undefined;
+        streamable && !request.validateOnly ? await inputsDigest(streamable.inputs, this.readingContext()) : undefined;
       let mode: Mode = streamable ? 'streamed' : 'staged';
       if (digest !== undefined && !request.validateOnly) {
         const previous = this.openJournal(dir, digest, mode);
@@ -182,9 +183,9 @@ class BatchRun {
           await this.drain();
           // Two files are tried side by side on the chance that both are sorted: only a resend is worth a note.
           const { sent } = this.account.requests;
-          if (streamable!.length === 1 || sent) {
+          if (streamable!.inputs.length === 1 || sent) {
             this.notes.push(
-              `${err.file ?? streamable![0]!.path} is not sorted by customer (${err.message}); it was staged instead${sent ? `, and the ${sent} request(s) already sent were sent again (upserts are safe to repeat)` : ''}`,
+              `${err.file ?? streamable!.inputs[0]!.path} is not sorted by customer (${err.message}); it was staged instead${sent ? `, and the ${sent} request(s) already sent were sent again (upserts are safe to repeat)` : ''}`,
             );
           }
           // What the streamed pass counted is counted again by the staged one.
@@ -245,10 +246,10 @@ class BatchRun {
 
   // ---- the two ways in (reading.ts) ---------------------------------------------------------
 
-  private async pushStreamed(inputs: BatchInput[]): Promise<void> {
+  private async pushStreamed(streamable: Streamable): Promise<void> {
     const delta = this.delta;
     const groups = await streamedGroups(
-      inputs,
+      streamable,
       this.readingContext(),
       delta ? (raws) => delta.unchangedRaw(raws) : undefined,
     );
@@ -270,7 +271,9 @@ class BatchRun {
 
   private async pushStaged(dir: string, knownDigest: string | undefined): Promise<void> {
     const { request, io } = this;
-    const sortable = streamableInput(request.inputs, request.format, io.cwd);
+    const streamable = streamableInput(request.inputs, request.format, io.cwd);
+    // Batch-shape files are staged: their lines are customers, whose order the staging gives.
+    const sortable = streamable?.documents ? undefined : streamable?.inputs;
     if (sortable) {
       try {
         if (await this.pushSorted(sortable, dir, knownDigest)) return;

@@ -4,6 +4,7 @@ import { InputError } from '../../errors.js';
 import type { CustomerGroup, RawCounts, RawCustomer } from '../../ingest/lms/groups.js';
 import { type BatchInput, type StagedExport, stageExport } from '../../ingest/lms/inputs.js';
 import { type RowMap, type SortFile, sortByCustomer } from '../../ingest/lms/line-sort.js';
+import { streamBatchJson } from '../../ingest/lms/json.js';
 import { formatFromName, type InputFormat } from '../../ingest/lms/rows.js';
 import type { Staging } from '../../ingest/lms/staging.js';
 import type { TempFolder } from '../../ingest/lms/temp-folder.js';
@@ -40,22 +41,31 @@ export interface ReadingContext {
   onEvent(event: PushEvent): void;
 }
 
+/** Inputs that can be read as they stream; `documents`: a batch-shape JSON or NDJSON file. */
+export interface Streamable {
+  inputs: BatchInput[];
+  documents?: 'json' | 'ndjson';
+}
+
 /**
- * One named CSV file with a row per payment, or one --loans and one --payments file, can stream
- * (if sorted by customer: a file found unsorted is staged after all); anything else is staged.
+ * One named CSV file with a row per payment, one --loans and one --payments file, or one named
+ * batch-shape JSON or NDJSON file can stream (if sorted by customer: a file found unsorted is
+ * sorted by its lines, CSV, or staged after all); anything else is staged.
  */
 export function streamableInput(
   inputs: readonly BatchInput[],
   format: InputFormat | undefined,
   cwd: string,
-): BatchInput[] | undefined {
+): Streamable | undefined {
   if (inputs.some((i) => !regularFile(i.path, cwd))) return undefined;
-  if (inputs.length === 1)
-    return inputs[0]!.role === 'auto' && (format ?? formatFromName(inputs[0]!.path)) === 'csv'
-      ? [inputs[0]!]
-      : undefined;
+  if (inputs.length === 1) {
+    const input = inputs[0]!;
+    const inputFormat = format ?? formatFromName(input.path);
+    if (input.role !== 'auto' || inputFormat === undefined) return undefined;
+    return inputFormat === 'csv' ? { inputs: [input] } : { inputs: [input], documents: inputFormat };
+  }
   if (inputs.length === 2 && inputs.some((i) => i.role === 'loans') && inputs.some((i) => i.role === 'payments'))
-    return [...inputs];
+    return { inputs: [...inputs] };
   return undefined;
 }
 
@@ -65,18 +75,25 @@ export function regularFile(path: string, cwd: string): boolean {
 }
 
 /**
- * The customer groups of one CSV file, or of a --loans and a --payments file read side by side;
- * the generator returns the rows it read. Throws NotSortedError when a file is not sorted by customer.
- * `unchanged` (a run that keeps the record of what was sent) is asked with each customer's raw
- * rows before they are converted (see stream.ts).
+ * The customer groups of one CSV file, of a --loans and a --payments file read side by side, or of
+ * a batch-shape file; the generator returns the rows it read. Throws NotSortedError when a file is
+ * not sorted by customer. `unchanged` (a run that keeps the record of what was sent) is asked with
+ * each customer's raw CSV rows before they are converted (see stream.ts).
  */
 export async function streamedGroups(
-  inputs: readonly BatchInput[],
+  streamable: Streamable,
   ctx: ReadingContext,
   unchanged?: (raws: readonly RawCustomer[]) => (RawCounts | undefined)[],
 ): Promise<AsyncGenerator<CustomerGroup, number>> {
-  const opened = await openAll(inputs, ctx);
-  return groupsOf(inputs, opened, ctx, { unchanged });
+  const opened = await openAll(streamable.inputs, ctx);
+  if (streamable.documents)
+    return streamBatchJson(opened[0]!, streamable.documents, {
+      mapping: ctx.mapping,
+      src: 0,
+      problems: ctx.account.readProblem,
+      onRows: readingRows(ctx, opened[0]!.name),
+    });
+  return groupsOf(streamable.inputs, opened, ctx, { unchanged });
 }
 
 /**
@@ -141,16 +158,12 @@ function groupsOf(
   extra: { unchanged?: (raws: readonly RawCustomer[]) => (RawCounts | undefined)[]; rows?: RowMap[] },
 ): AsyncGenerator<CustomerGroup, number> {
   const { account } = ctx;
-  const onRows = (file: string) => (rows: number) => {
-    account.rowsRead = rows;
-    ctx.onEvent({ type: 'reading', file, rows });
-  };
   if (inputs.length === 1)
     return streamGroups(opened[0]!, {
       mapping: ctx.mapping,
       src: 0,
       problems: account.readProblem,
-      onRows: onRows(opened[0]!.name),
+      onRows: readingRows(ctx, opened[0]!.name),
       unchanged: extra.unchanged,
       rows: extra.rows?.[0],
     });
@@ -161,9 +174,16 @@ function groupsOf(
     problems: account.readProblem,
     loans: { input: opened[loans]!, src: loans, rows: extra.rows?.[loans] },
     payments: { input: opened[payments]!, src: payments, rows: extra.rows?.[payments] },
-    onRows: onRows(opened[payments]!.name),
+    onRows: readingRows(ctx, opened[payments]!.name),
     unchanged: extra.unchanged,
   });
+}
+
+function readingRows(ctx: ReadingContext, file: string): (rows: number) => void {
+  return (rows) => {
+    ctx.account.rowsRead = rows;
+    ctx.onEvent({ type: 'reading', file, rows });
+  };
 }
 
 /** Reads every input into `staging`; `stopped()` is asked as rows come, and stops the reading. */

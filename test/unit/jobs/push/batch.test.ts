@@ -20,7 +20,7 @@ import { renderSummary } from '../../../../src/jobs/push/summary.js';
 import { environment, fakeClient, request } from '../../../helpers/batch-push.js';
 import { memoryIO } from '../../../helpers/memory-io.js';
 // @ts-expect-error plain JS generator shared with the benchmark
-import { writeExport } from '../../../../fixtures/lms/generate.mjs';
+import { generateCustomers, LOAN_COLUMNS, PAYMENT_COLUMNS, writeExport } from '../../../../fixtures/lms/generate.mjs';
 
 const fixtures = fileURLToPath(new URL('../../../../fixtures/lms/', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'leadctl-batch-'));
@@ -702,6 +702,44 @@ describe('streaming, staging and the record of what was sent', () => {
     expect(events.some((e) => e.type === 'staged')).toBe(false);
     const last = events.filter((e) => e.type === 'request').at(-1);
     expect(last).toMatchObject({ doneCustomers: 60, totalCustomers: 60, requestsDone: 3 });
+  });
+
+  it('a sorted NDJSON file streams too; shuffled, it is staged with a note, and the same bodies are sent', async () => {
+    const dir = mkdtempSync(join(work, 'ndjson-'));
+    const lines: string[] = [];
+    for (const customer of generateCustomers({ customers: 60, seed: 5, paymentsPerCustomer: 3 })) {
+      const loans = customer.loans.map((loan: { cells: string[]; payments: string[][] }) => ({
+        ...Object.fromEntries(LOAN_COLUMNS.slice(1).map((c: string, i: number) => [c, loan.cells[i + 1]])),
+        payments: loan.payments.map((p) =>
+          Object.fromEntries(PAYMENT_COLUMNS.map((c: string, i: number) => [c, p[i]])),
+        ),
+      }));
+      lines.push(JSON.stringify({ [LOAN_COLUMNS[0]]: customer.id, loans }));
+    }
+    writeFileSync(join(dir, 'sorted.ndjson'), lines.join('\n') + '\n');
+    // The last customer first: found out of order at the second line.
+    writeFileSync(join(dir, 'shuffled.ndjson'), [lines.at(-1), ...lines.slice(0, -1)].join('\n') + '\n');
+    const push = async (file: string) => {
+      const events: PushEvent[] = [];
+      const fake = fakeClient();
+      const outcome = await runBatchPush(
+        run({ inputs: [{ path: file, role: 'auto' }], chunkSize: 25 }),
+        environment(memoryIO({ cwd: dir, env: { LEADCTL_STATE_DIR: join(dir, 'state') } }), fake.client, events),
+      );
+      return { outcome, events, bodies: fake.bodies };
+    };
+    const streamed = await push('sorted.ndjson');
+    expect(streamed.outcome.exitCode).toBe(0);
+    expect(streamed.outcome.summary.customers).toMatchObject({ read: 60, accepted: 60 });
+    expect(streamed.outcome.summary.notes).toBeUndefined();
+    expect(streamed.events.some((e) => e.type === 'staged')).toBe(false);
+    const staged = await push('shuffled.ndjson');
+    expect(staged.outcome.summary.notes).toEqual([
+      `shuffled.ndjson is not sorted by customer (row 2: customer ${JSON.parse(lines[0]!)['Cust No']} comes after ${JSON.parse(lines.at(-1)!)['Cust No']}); it was staged instead`,
+    ]);
+    expect(staged.events.some((e) => e.type === 'staged')).toBe(true);
+    expect(staged.bodies).toEqual(streamed.bodies);
+    expect(streamed.bodies.flatMap((b) => b.customers)).toHaveLength(60);
   });
 
   it('a sorted file with a header and no rows: exit 2, "no records"', async () => {

@@ -89,19 +89,26 @@ async function all(groups: AsyncGenerator<CustomerGroup, number>): Promise<{ gro
 describe('streamableInput and regularFile', () => {
   it('streams one named CSV file, by its name or by --format', () => {
     const input = auto('export.csv');
-    expect(streamableInput([input], undefined, work)).toEqual([input]);
-    expect(streamableInput([auto('data.json')], 'csv', work)).toEqual([auto('data.json')]);
+    expect(streamableInput([input], undefined, work)).toEqual({ inputs: [input] });
+    expect(streamableInput([auto('data.json')], 'csv', work)).toEqual({ inputs: [auto('data.json')] });
   });
 
-  it('stages one file that is not CSV, or one with a role', () => {
-    expect(streamableInput([auto('data.json')], undefined, work)).toBeUndefined();
-    expect(streamableInput([auto('export.csv')], 'ndjson', work)).toBeUndefined();
+  it('streams one batch-shape file as documents; stages one with a role or whose format is unknown', () => {
+    expect(streamableInput([auto('data.json')], undefined, work)).toEqual({
+      inputs: [auto('data.json')],
+      documents: 'json',
+    });
+    expect(streamableInput([auto('export.csv')], 'ndjson', work)).toEqual({
+      inputs: [auto('export.csv')],
+      documents: 'ndjson',
+    });
+    expect(streamableInput([auto('export')], undefined, work)).toBeUndefined();
     expect(streamableInput([loans], undefined, work)).toBeUndefined();
   });
 
   it('streams a --loans and a --payments file side by side, in either order, and nothing else of two or more', () => {
     const pair = streamableInput([payments, loans], undefined, work);
-    expect(pair).toEqual([payments, loans]);
+    expect(pair).toEqual({ inputs: [payments, loans] });
     expect(streamableInput([loans, { ...loans, path: 'export.csv' }], undefined, work)).toBeUndefined();
     expect(streamableInput([payments, { ...payments, path: 'export.csv' }], undefined, work)).toBeUndefined();
     expect(streamableInput([auto('export.csv'), auto('loans.csv')], undefined, work)).toBeUndefined();
@@ -128,7 +135,7 @@ describe('streamableInput and regularFile', () => {
 describe('streamedGroups', () => {
   it('one file: every customer, the rows read counted as they come, the source named', async () => {
     const { ctx, events } = context();
-    const { groups, rows } = await all(await streamedGroups([auto('export.csv')], ctx));
+    const { groups, rows } = await all(await streamedGroups({ inputs: [auto('export.csv')] }, ctx));
     expect(rows).toBe(counts.rows);
     expect(groups).toHaveLength(counts.customers);
     expect(ctx.account.sources).toEqual(['export.csv']);
@@ -139,7 +146,7 @@ describe('streamedGroups', () => {
 
   it('a --loans and a --payments file: each read as its role says, in the order given', async () => {
     const { ctx, events } = context();
-    const { groups } = await all(await streamedGroups([payments, loans], ctx));
+    const { groups } = await all(await streamedGroups({ inputs: [payments, loans] }, ctx));
     expect(ctx.account.sources).toEqual(['payments.csv', 'loans.csv']);
     expect(groups).toHaveLength(counts.customers);
     expect(groups.reduce((n, g) => n + g.loans.length, 0)).toBe(counts.loans);
@@ -159,7 +166,7 @@ describe('streamedGroups', () => {
       `${readFileSync(join(work, 'export.csv'), 'utf8').split('\n')[0]}\n,LN-1,5,Y,N,PDL,CUR,$1.00,$1.00,1/1/2026,1/1/2026 8:00 AM,,,,T-1,$1.00,PMT,ACH,PAID,$1.00,$0.00,$0.00,,,,,1/5/2026 9:00 AM\n`,
     );
     const { ctx, lines } = context();
-    await all(await streamedGroups([auto('bad.csv')], ctx));
+    await all(await streamedGroups({ inputs: [auto('bad.csv')] }, ctx));
     expect(lines.length).toBeGreaterThan(0);
     expect(ctx.account.tally.rejected.payments + ctx.account.tally.rejected.loans).toBeGreaterThan(0);
   });
@@ -168,7 +175,7 @@ describe('streamedGroups', () => {
     const { ctx } = context();
     let asked = 0;
     const { groups } = await all(
-      await streamedGroups([auto('export.csv')], ctx, (raws) => {
+      await streamedGroups({ inputs: [auto('export.csv')] }, ctx, (raws) => {
         asked += raws.length;
         return raws.map(() => ({ loans: 1, payments: 1 }));
       }),
@@ -178,7 +185,7 @@ describe('streamedGroups', () => {
     const two = context();
     let askedTwo = 0;
     await all(
-      await streamedGroups([loans, payments], two.ctx, (raws) => {
+      await streamedGroups({ inputs: [loans, payments] }, two.ctx, (raws) => {
         askedTwo += raws.length;
         return raws.map(() => undefined);
       }),
