@@ -367,13 +367,23 @@ export class DeltaRecord {
 
   /** What the service acknowledged (one transaction) and what it refused (forgotten, so sent again). */
   settle(remember: readonly CustomerDigest[], forget: readonly CustomerDigest[], at: number, run: string): void {
-    if (remember.length === 0 && forget.length === 0) return;
+    this.settleAll([{ remember, forget, atMs: at }], run);
+  }
+
+  /** Several settlements, in order, in one transaction. */
+  settleAll(
+    settled: readonly { remember: readonly CustomerDigest[]; forget: readonly CustomerDigest[]; atMs: number }[],
+    run: string,
+  ): void {
+    if (settled.every((s) => s.remember.length === 0 && s.forget.length === 0)) return;
     this.guard(() => {
       this.endReads();
       this.db.transaction(() => {
-        for (const c of remember)
-          this.statements.putCustomer.run(c.id, c.payload, c.raw ? rawBlob(c.raw, c.payload) : null, at, run);
-        for (const c of forget) this.statements.dropCustomer.run(c.id);
+        for (const { remember, forget, atMs } of settled) {
+          for (const c of remember)
+            this.statements.putCustomer.run(c.id, c.payload, c.raw ? rawBlob(c.raw, c.payload) : null, atMs, run);
+          for (const c of forget) this.statements.dropCustomer.run(c.id);
+        }
       })();
     });
   }

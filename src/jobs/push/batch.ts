@@ -181,6 +181,8 @@ class BatchRun {
         } catch (err) {
           if (!(err instanceof NotSortedError)) throw err;
           await this.drain();
+          // The next pass asks the record about the customers this one sent.
+          this.writeRecord();
           // Two files are tried side by side on the chance that both are sorted: only a resend is worth a note.
           const { sent } = this.account.requests;
           if (streamable!.inputs.length === 1 || sent) {
@@ -198,6 +200,7 @@ class BatchRun {
       } else {
         await this.pushStaged(dir, digest);
       }
+      this.writeRecord();
       const complete = !this.stop.stopped && !request.validateOnly;
       if (complete) this.journal!.markComplete(io.now());
       return this.summarize();
@@ -281,6 +284,7 @@ class BatchRun {
         // The reader found the sorted lines out of order: the cut grouped a line otherwise than the reader.
         if (!(err instanceof NotSortedError)) throw err;
         await this.drain();
+        this.writeRecord();
         const { sent } = this.account.requests;
         this.notes.push(
           `the export could not be sorted by its lines (${err.message}); it was staged instead${sent ? `, and the ${sent} request(s) already sent were sent again (upserts are safe to repeat)` : ''}`,
@@ -442,8 +446,15 @@ class BatchRun {
 
   // ---- summary ------------------------------------------------------------------------------
 
+  /** Customers acknowledged and not yet written to the record (it writes them in batches). */
+  private writeRecord(): void {
+    const delta = this.delta;
+    if (delta) this.keep(() => delta.flushSettled());
+  }
+
   private summarize(): PushOutcome {
     const { request, account } = this;
+    this.writeRecord();
     // Closed first: a rejects file that cannot be completed is the run's failure too.
     account.rejects.close();
     for (const note of changedInputs(this.inputStamps, this.io.cwd)) {

@@ -6,7 +6,7 @@ import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ServiceError, ValidationError } from '../../../../src/errors.js';
-import { canonicalPayload } from '../../../../src/jobs/delta/customers.js';
+import { canonicalPayload, CustomerDelta } from '../../../../src/jobs/delta/customers.js';
 import { DeltaRecord, forgetProfile, recordPath } from '../../../../src/jobs/delta/record.js';
 import { runBatchPush, type BatchPushRequest } from '../../../../src/jobs/push/batch.js';
 import { renderSummary } from '../../../../src/jobs/push/summary.js';
@@ -117,6 +117,55 @@ describe('canonical payloads', () => {
     const d = structuredClone(a);
     d.loans[1]!.payments.push(d.loans[0]!.payments.pop()!);
     expect(canonicalPayload('1', d)).not.toBe(canonicalPayload('1', a));
+  });
+});
+
+describe('settling in batches', () => {
+  it('writes acknowledged customers by the thousands, in the order settled, and all of them when flushed', () => {
+    const env = home();
+    const target = { profile: 'default', baseUrl: 'http://127.0.0.1:9' };
+    const record = DeltaRecord.open(env.LEADCTL_STATE_DIR, env.LEADCTL_CONFIG_DIR, target, true)!;
+    const delta = new CustomerDelta(record, { mode: 'changed-only', maxAgeDays: 30 });
+    delta.begin('run-1', 1);
+    const c = (n: number, payload = 'p') => ({
+      id: record.digest('customer', String(n)),
+      payload: record.digest('payload', `${payload}${n}`),
+    });
+    try {
+      // Remembered then forgotten, forgotten then remembered: the last word stands.
+      delta.settle([c(1), c(2)], [], 10);
+      delta.settle([c(3)], [c(1)], 11);
+      delta.settle([], [c(3)], 12);
+      delta.settle([c(3, 'again')], [], 13);
+      expect(record.customerCount).toBe(0);
+      delta.flushSettled();
+      expect(record.customer(c(1).id)).toBeUndefined();
+      expect(record.customer(c(2).id)).toEqual({ payload: c(2).payload, sentAt: 10, run: 'run-1' });
+      expect(record.customer(c(3).id)).toEqual({ payload: c(3, 'again').payload, sentAt: 13, run: 'run-1' });
+      // A few thousand settled are written without being asked.
+      for (let start = 100; start < 5100; start += 1000)
+        delta.settle(
+          Array.from({ length: 1000 }, (_, i) => c(start + i)),
+          [],
+          20,
+        );
+      expect(record.customerCount).toBe(5002);
+      delta.settle([c(9999)], [], 30);
+      expect(record.customerCount).toBe(5002);
+      delta.flushSettled();
+      delta.flushSettled();
+      expect(record.customerCount).toBe(5003);
+    } finally {
+      delta.close();
+    }
+  });
+
+  it('a push writes every acknowledged customer before it ends, however few', async () => {
+    const env = home();
+    const { header, rows } = await exportRows(30, 61);
+    const file = writeRows('settle.csv', header, rows);
+    expect((await push(env, file)).sent).toHaveLength(30);
+    expect((await push(env, file)).summary.customers).toMatchObject({ sent: 0, unchanged: 30 });
   });
 });
 

@@ -94,6 +94,7 @@ describe('beginRunDelta', () => {
     beginRunDelta(delta, header, new Date('2026-03-01T00:00:00Z'));
     const c = { id: delta.record.digest('customer', 'C1'), payload: delta.record.digest('payload', 'p') };
     delta.settle([c], [], Date.parse('2026-01-09T12:00:00Z'));
+    delta.flushSettled();
     const run = createHash('sha256').update(`${header.key}\n${header.created}`).digest('hex').slice(0, 16);
     expect(delta.record.customer(c.id)?.run).toBe(run);
     // Recorded by this very run: sent again.
@@ -115,6 +116,7 @@ describe('beginRunDelta', () => {
     beginRunDelta(delta, undefined, started);
     const c = { id: delta.record.digest('customer', 'C1'), payload: delta.record.digest('payload', 'p') };
     delta.settle([c], [], started.getTime() - DAY / 2);
+    delta.flushSettled();
     expect(delta.record.customer(c.id)?.run).toBe(CHECK_ONLY);
     // Recorded under the name a check-only run has: sent again (this is "this run's").
     expect(delta.shouldSend(c)).toBe(true);
