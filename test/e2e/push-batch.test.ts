@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorLines, runBinary } from '../helpers/binary.js';
 import { startSandboxProcess } from '../helpers/sandbox.js';
 // @ts-expect-error plain JS generator shared with the benchmark
-import { writeExport } from '../../fixtures/lms/generate.mjs';
+import { generateCustomers, LOAN_COLUMNS, PAYMENT_COLUMNS, writeExport } from '../../fixtures/lms/generate.mjs';
 import { dumpLoanPerformance, FIXTURES, MAPPING, pushEnv, sleep, spawnBinary } from './push-helpers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-push-'));
@@ -225,6 +225,54 @@ describe('customers batch against the sandbox', () => {
     } finally {
       await sandbox.stop();
     }
+  });
+
+  it('streams a sorted NDJSON export and stages a shuffled one: the sandbox holds the same either way', async () => {
+    const lines: string[] = [];
+    for (const customer of generateCustomers({ customers: 1200, seed: 9, paymentsPerCustomer: 3 })) {
+      const loans = customer.loans.map((loan: { cells: string[]; payments: string[][] }) => ({
+        ...Object.fromEntries(LOAN_COLUMNS.slice(1).map((c: string, i: number) => [c, loan.cells[i + 1]])),
+        payments: loan.payments.map((p) =>
+          Object.fromEntries(PAYMENT_COLUMNS.map((c: string, i: number) => [c, p[i]])),
+        ),
+      }));
+      lines.push(JSON.stringify({ [LOAN_COLUMNS[0]]: customer.id, loans }));
+    }
+    const dir = mkdtempSync(join(work, 'ndjson-'));
+    writeFileSync(join(dir, 'sorted.ndjson'), `${lines.join('\n')}\n`);
+    // The last 150 customers in reverse order: out of order at the 1,052nd line, after a request went.
+    const shuffledLines = [...lines.slice(0, 1050), ...lines.slice(1050).reverse()];
+    writeFileSync(join(dir, 'shuffled.ndjson'), `${shuffledLines.join('\n')}\n`);
+    const dumps = [];
+    const summaries = [];
+    for (const file of ['sorted.ndjson', 'shuffled.ndjson']) {
+      const dataDir = mkdtempSync(join(work, 'sandbox-ndjson-'));
+      const sandbox = await startSandboxProcess(['--data-dir', dataDir]);
+      try {
+        const res = await runBinary(['customers', 'batch', file, '--mapping', MAPPING, '-o', 'json'], {
+          env: pushEnv(sandbox),
+          cwd: dir,
+        });
+        expect(res.code).toBe(0);
+        summaries.push(JSON.parse(res.stdout));
+      } finally {
+        await sandbox.stop();
+      }
+      dumps.push(dumpLoanPerformance(dataDir));
+    }
+    const [sorted, shuffled] = summaries;
+    expect(sorted.notes ?? []).toEqual([]);
+    expect(sorted.customers).toMatchObject({ read: 1200, accepted: 1200, rejected: 0 });
+    expect(sorted.requests).toMatchObject({ total: 2, sent: 2 });
+    // Found out of order after the first request went: sent again from the staging.
+    expect(shuffled.notes).toEqual([
+      expect.stringMatching(
+        /^shuffled\.ndjson is not sorted by customer \(row 1052: customer \d+ comes after \d+\); it was staged instead, and the 1 request\(s\) already sent were sent again/,
+      ),
+    ]);
+    expect(shuffled.customers).toMatchObject({ read: 1200, accepted: 1200, rejected: 0 });
+    expect(dumps[0]!.customers).toHaveLength(1200);
+    expect(dumps[1]).toEqual(dumps[0]);
   });
 
   it('exits 2 naming the file when a mapped column is missing, and 3 on bad credentials', async () => {
