@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ServiceError, ValidationError } from '../../../../src/errors.js';
 import { canonicalPayload, CustomerDelta } from '../../../../src/jobs/delta/customers.js';
 import { DeltaRecord, forgetProfile, recordPath } from '../../../../src/jobs/delta/record.js';
@@ -158,6 +158,28 @@ describe('settling in batches', () => {
     } finally {
       delta.close();
     }
+  });
+
+  it('a record that cannot be written at the end (a full disk) fails the run, with every send counted', async () => {
+    const env = home();
+    const { header, rows } = await exportRows(30, 67);
+    const file = writeRows('settle-full.csv', header, rows);
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    const settleAll = vi.spyOn(DeltaRecord.prototype, 'settleAll').mockImplementation(() => {
+      throw full;
+    });
+    try {
+      const { summary, sent } = await push(env, file);
+      expect(settleAll).toHaveBeenCalled();
+      expect(sent).toHaveLength(30);
+      expect(summary.status).toBe('failed');
+      expect(summary.exit_code).toBe(2);
+      expect(summary.customers).toMatchObject({ read: 30, accepted: 30 });
+    } finally {
+      settleAll.mockRestore();
+    }
+    // Nothing was recorded: the next run sends them all again.
+    expect((await push(env, file)).sent).toHaveLength(30);
   });
 
   it('a push writes every acknowledged customer before it ends, however few', async () => {
