@@ -92,16 +92,23 @@ interface JournalDone {
   at: string;
 }
 
-/** The journal's key: the content of every input (in order, with its role) and the mapping, the profile and the base URL. */
-/** Inputs' content, profile, base URL and client: another client's acknowledgements are not ours. */
+/**
+ * The journal's key: the content of every input (in order, with its role) and the mapping, the
+ * profile, the base URL and the client: another client's acknowledgements are not ours.
+ */
 export function journalKey(contentDigest: string, profile: string, baseUrl: string, clientId = ''): string {
   return createHash('sha256')
     .update(`${contentDigest}\n${profile}\n${baseUrl.replace(/\/+$/, '')}\n${clientId}`)
     .digest('hex');
 }
 
+/** Longest an acknowledgement waits in the system's cache before the journal is synced to disk. */
+const JOURNAL_SYNC_MS = 1000;
+
 export class Journal {
   private fd: number | undefined;
+  private unsynced = false;
+  private syncedAt = Number.NEGATIVE_INFINITY;
   private readonly acks = new Map<number, JournalAck>();
   private completeAt: string | undefined;
   private tornTail = false;
@@ -239,17 +246,37 @@ export class Journal {
 
   markComplete(now: Date): void {
     this.completeAt = now.toISOString();
-    this.append({ type: 'complete', at: this.completeAt });
+    this.append({ type: 'complete', at: this.completeAt }, true);
   }
 
-  private append(entry: object): void {
+  /**
+   * Each entry is written at once (a crash of the process loses none); it reaches the disk itself
+   * within JOURNAL_SYNC_MS, at the end, and at once for the last one. An fsync per acknowledgement
+   * held the run's one thread 3 ms each (0.3 s of an 8 s push), and an entry lost with the machine
+   * only means its chunk is sent again.
+   */
+  private append(entry: object, sync = false): void {
     if (this.fd === undefined) return;
     writeSync(this.fd, JSON.stringify(entry) + '\n');
+    this.unsynced = true;
+    if (sync || performance.now() - this.syncedAt >= JOURNAL_SYNC_MS) this.sync();
+  }
+
+  private sync(): void {
+    if (this.fd === undefined || !this.unsynced) return;
     fsyncSync(this.fd);
+    this.unsynced = false;
+    this.syncedAt = performance.now();
   }
 
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
+    if (this.fd !== undefined) {
+      try {
+        this.sync();
+      } finally {
+        closeSync(this.fd);
+      }
+    }
     this.fd = undefined;
   }
 }
