@@ -46,18 +46,10 @@ process.stdout.write(String(n));
 }
 
 /** The same customers as NDJSON in the batch shape, keyed by the LMS's columns (the fixture mapping applies). */
-async function writeNdjson(file, generateCustomers, LOAN_COLUMNS, PAYMENT_COLUMNS, options) {
+async function writeNdjson(file, batchShapeLines, options) {
   const out = createWriteStream(file);
   const write = (text) => (out.write(text) ? undefined : new Promise((r) => out.once('drain', r)));
-  for (const customer of generateCustomers(options)) {
-    const loans = customer.loans.map((loan) => {
-      const object = {};
-      for (let i = 1; i < LOAN_COLUMNS.length; i++) object[LOAN_COLUMNS[i]] = loan.cells[i];
-      object.payments = loan.payments.map((p) => Object.fromEntries(PAYMENT_COLUMNS.map((c, i) => [c, p[i]])));
-      return object;
-    });
-    await write(JSON.stringify({ [LOAN_COLUMNS[0]]: customer.id, loans }) + '\n');
-  }
+  for (const line of batchShapeLines(options)) await write(line + '\n');
   await new Promise((r) => out.end(r));
 }
 
@@ -201,14 +193,14 @@ export async function run(context) {
   const { quick, tmpDir, root, startSandbox, runNode, runCli, log } = context;
   const customers = quick ? 10_000 : 100_000;
   const generator = await import(join(root, 'fixtures/lms/generate.mjs'));
-  const { writeExport, generateCustomers, LOAN_COLUMNS, PAYMENT_COLUMNS } = generator;
+  const { writeExport, batchShapeLines } = generator;
   const mapping = join(root, 'fixtures/lms/mapping.json');
   const sortedDir = join(tmpDir, 'sorted');
   const shuffledDir = join(tmpDir, 'shuffled');
   log(`generating ${count(customers)} customers in every shape`);
   const counts = await writeExport({ out: sortedDir, customers, seed: 1, paymentsPerCustomer: 10 });
   await writeExport({ out: shuffledDir, customers, seed: 1, paymentsPerCustomer: 10, shuffle: true });
-  await writeNdjson(join(sortedDir, 'customers.ndjson'), generateCustomers, LOAN_COLUMNS, PAYMENT_COLUMNS, {
+  await writeNdjson(join(sortedDir, 'customers.ndjson'), batchShapeLines, {
     customers,
     seed: 1,
     paymentsPerCustomer: 10,

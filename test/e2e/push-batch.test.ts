@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorLines, runBinary } from '../helpers/binary.js';
 import { startSandboxProcess } from '../helpers/sandbox.js';
 // @ts-expect-error plain JS generator shared with the benchmark
-import { generateCustomers, LOAN_COLUMNS, PAYMENT_COLUMNS, writeExport } from '../../fixtures/lms/generate.mjs';
+import { batchShapeLines, writeExport } from '../../fixtures/lms/generate.mjs';
 import { dumpLoanPerformance, FIXTURES, MAPPING, pushEnv, sleep, spawnBinary } from './push-helpers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-push-'));
@@ -228,16 +228,7 @@ describe('customers batch against the sandbox', () => {
   });
 
   it('streams a sorted NDJSON export and stages a shuffled one: the sandbox holds the same either way', async () => {
-    const lines: string[] = [];
-    for (const customer of generateCustomers({ customers: 1200, seed: 9, paymentsPerCustomer: 3 })) {
-      const loans = customer.loans.map((loan: { cells: string[]; payments: string[][] }) => ({
-        ...Object.fromEntries(LOAN_COLUMNS.slice(1).map((c: string, i: number) => [c, loan.cells[i + 1]])),
-        payments: loan.payments.map((p) =>
-          Object.fromEntries(PAYMENT_COLUMNS.map((c: string, i: number) => [c, p[i]])),
-        ),
-      }));
-      lines.push(JSON.stringify({ [LOAN_COLUMNS[0]]: customer.id, loans }));
-    }
+    const lines: string[] = [...batchShapeLines({ customers: 1200, seed: 9, paymentsPerCustomer: 3 })];
     const dir = mkdtempSync(join(work, 'ndjson-'));
     writeFileSync(join(dir, 'sorted.ndjson'), `${lines.join('\n')}\n`);
     // The last 150 customers in reverse order: out of order at the 1,052nd line, after a request went.

@@ -20,7 +20,7 @@ import { renderSummary } from '../../../../src/jobs/push/summary.js';
 import { environment, fakeClient, request } from '../../../helpers/batch-push.js';
 import { memoryIO } from '../../../helpers/memory-io.js';
 // @ts-expect-error plain JS generator shared with the benchmark
-import { generateCustomers, LOAN_COLUMNS, PAYMENT_COLUMNS, writeExport } from '../../../../fixtures/lms/generate.mjs';
+import { batchShapeLines, writeExport } from '../../../../fixtures/lms/generate.mjs';
 
 const fixtures = fileURLToPath(new URL('../../../../fixtures/lms/', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'leadctl-batch-'));
@@ -706,16 +706,7 @@ describe('streaming, staging and the record of what was sent', () => {
 
   it('a sorted NDJSON file streams too; shuffled, it is staged with a note, and the same bodies are sent', async () => {
     const dir = mkdtempSync(join(work, 'ndjson-'));
-    const lines: string[] = [];
-    for (const customer of generateCustomers({ customers: 60, seed: 5, paymentsPerCustomer: 3 })) {
-      const loans = customer.loans.map((loan: { cells: string[]; payments: string[][] }) => ({
-        ...Object.fromEntries(LOAN_COLUMNS.slice(1).map((c: string, i: number) => [c, loan.cells[i + 1]])),
-        payments: loan.payments.map((p) =>
-          Object.fromEntries(PAYMENT_COLUMNS.map((c: string, i: number) => [c, p[i]])),
-        ),
-      }));
-      lines.push(JSON.stringify({ [LOAN_COLUMNS[0]]: customer.id, loans }));
-    }
+    const lines: string[] = [...batchShapeLines({ customers: 60, seed: 5, paymentsPerCustomer: 3 })];
     writeFileSync(join(dir, 'sorted.ndjson'), lines.join('\n') + '\n');
     // The last customer first: found out of order at the second line.
     writeFileSync(join(dir, 'shuffled.ndjson'), [lines.at(-1), ...lines.slice(0, -1)].join('\n') + '\n');
