@@ -1,8 +1,15 @@
 import type { Hash } from 'node:crypto';
 import { compileLevel, type FieldError, type LevelReader, type Mapping } from '../mapping/mapping.js';
 import { LEVEL_FIELDS, type Level } from '../mapping/fields.js';
-import { documentGroup, type CustomerGroup, type StagedDocumentBody, type StagedDocumentLoan } from './groups.js';
-import { jsonValueBatches, readJsonValues, type ProblemSink } from './rows.js';
+import {
+  documentGroup,
+  type CustomerGroup,
+  type RawCounts,
+  type RawCustomer,
+  type StagedDocumentBody,
+  type StagedDocumentLoan,
+} from './groups.js';
+import { type JsonValue, jsonValueBatches, parseJsonLine, readJsonValues, type ProblemSink } from './rows.js';
 import { CustomerOrder } from './stream.js';
 import type { InputSource } from '../sources.js';
 import type { Staging } from './staging.js';
@@ -183,13 +190,28 @@ export interface StreamJsonOptions {
   src: number;
   problems: ProblemSink;
   onRows?: (rows: number) => void;
+  /**
+   * Given (a run that keeps the record of what was sent; NDJSON only), asked with lines, many at a
+   * time, before they are parsed: for each, the counts recorded with it when it is a line recorded
+   * as sent, and the customer is then yielded with those counts only (`unchanged`). Other
+   * customers carry their line (`raw`) when the look would name them as the reader does.
+   */
+  unchanged?: (raws: readonly RawCustomer[]) => (RawCounts | undefined)[];
 }
+
+/** What an NDJSON line means besides itself (the mapping and leadctl's rules are the delta's to add). */
+const LINE_CONTEXT = 'ndjson: a customer per line';
 
 /**
  * Batch-shape input sorted by customer, as groups while it is read, without staging: the same
  * groups in the same order as the staging gives (each customer once, ids in the staging's order).
  * A customer that repeats or sorts before the one before throws NotSortedError; the caller then
  * stages the input, where the last of a customer's documents wins. Returns the records read.
+ *
+ * With `unchanged` (NDJSON), the first look of `--changed-only`: a line is asked about by its
+ * text, with its customer id read from its first key alone (`LineIds`); a line recorded as sent is
+ * never parsed. Sound by construction: a line is recorded only when that quick id is the id the
+ * reader found in the whole line, and the quick id depends on the line and the mapping alone.
  */
 export async function* streamBatchJson(
   input: InputSource,
@@ -200,16 +222,111 @@ export async function* streamBatchJson(
   const documents = new CustomerDocuments(options.mapping, src, problems);
   const order = new CustomerOrder(options.onRows);
   const onBadLine = (row: number, reason: string) => problems({ src, row, level: 'customer', reason });
-  const batches = jsonValueBatches(input, format, 'customers', onBadLine);
+  const look = format === 'ndjson' ? options.unchanged : undefined;
+  const lineIds = look ? new LineIds(options.mapping) : undefined;
+  const batches = jsonValueBatches(input, format, 'customers', onBadLine, undefined, look !== undefined);
   while (true) {
     const next = await batches.next();
     if (next.done) return next.value;
-    for (const { value, position: row } of next.value) {
+    const values = next.value;
+    const ids = lineIds ? values.map((v) => lineIds.of(v.value as string)) : undefined;
+    const known = ids ? recorded(values, ids, look!) : undefined;
+    for (let i = 0; i < values.length; i++) {
+      const row = values[i]!.position;
       order.count(1);
+      const counts = known?.[i];
+      if (counts !== undefined) {
+        order.next(ids![i]!, row);
+        yield {
+          customerId: ids![i]!,
+          origin: { src, row },
+          errors: [],
+          loans: [],
+          orphans: [],
+          duplicates: [],
+          unchanged: counts,
+        };
+        continue;
+      }
+      let value = values[i]!.value;
+      if (look) {
+        const parsed = parseJsonLine(value as string);
+        if ('reason' in parsed) {
+          onBadLine(row, parsed.reason);
+          continue;
+        }
+        value = parsed.value;
+      }
       const read = documents.read(value, row);
       if (read === undefined) continue;
       order.next(read.customerId, row);
-      yield documentGroup(read.customerId, { src, row }, read.body);
+      const group = documentGroup(read.customerId, { src, row }, read.body);
+      if (ids?.[i] === read.customerId && group.duplicates.length === 0) {
+        const payments = group.loans.reduce((n, loan) => n + loan.payments.length, 0);
+        const text = values[i]!.value as string;
+        group.raw = { customerId: read.customerId, context: LINE_CONTEXT, text, loans: group.loans.length, payments };
+      }
+      yield group;
     }
+  }
+}
+
+/** The look's answers for the lines of a batch whose customer id it could read. */
+function recorded(
+  values: readonly JsonValue[],
+  ids: readonly (string | undefined)[],
+  look: (raws: readonly RawCustomer[]) => (RawCounts | undefined)[],
+): (RawCounts | undefined)[] {
+  const asked: RawCustomer[] = [];
+  const at: number[] = [];
+  ids.forEach((customerId, i) => {
+    if (customerId === undefined) return;
+    asked.push({ customerId, context: LINE_CONTEXT, text: values[i]!.value as string });
+    at.push(i);
+  });
+  const known = new Array<RawCounts | undefined>(values.length);
+  if (asked.length > 0)
+    look(asked).forEach((counts, k) => {
+      known[at[k]!] = counts;
+    });
+  return known;
+}
+
+/**
+ * The customer id of an NDJSON line whose first key holds it, read from that key and its value
+ * alone (no backslash in either), converted as the whole object's would be; undefined otherwise.
+ */
+class LineIds {
+  private readonly converter: ObjectConverter;
+
+  constructor(mapping: Mapping) {
+    this.converter = new ObjectConverter(mapping, { customer: ['loans'] });
+  }
+
+  of(line: string): string | undefined {
+    if (line.charCodeAt(0) !== 123 || line.charCodeAt(1) !== 34) return undefined;
+    const keyEnd = line.indexOf('"', 2);
+    if (keyEnd < 0 || line.charCodeAt(keyEnd + 1) !== 58) return undefined;
+    const start = keyEnd + 2;
+    let end: number;
+    if (line.charCodeAt(start) === 34) {
+      end = line.indexOf('"', start + 1) + 1;
+      if (end === 0) return undefined;
+    } else {
+      end = start;
+      while (end < line.length && line[end] !== ',' && line[end] !== '}') end++;
+    }
+    if (line[end] !== ',' && line[end] !== '}') return undefined;
+    if (line.lastIndexOf('\\', end) >= 0) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(line.slice(start, end));
+    } catch {
+      return undefined;
+    }
+    if (value !== null && typeof value === 'object') return undefined;
+    const { fields, errors } = this.converter.convert('customer', { [line.slice(2, keyEnd)]: value });
+    const id = fields.customer_id;
+    return errors.length === 0 && typeof id === 'string' && id.trim() !== '' ? id : undefined;
   }
 }

@@ -104,9 +104,15 @@ export async function* jsonValueBatches(
   arrayKey: string | undefined,
   onBadLine: (position: number, reason: string) => void,
   hash?: Hash,
+  /** NDJSON only: each line's text as `value`, not parsed (parseJsonLine parses it). */
+  lines = false,
 ): AsyncGenerator<JsonValue[], number> {
   let batch: JsonValue[] = [];
-  const reader = jsonReader(input, format, arrayKey, (value, position) => batch.push({ value, position }), onBadLine);
+  const onValue = (value: unknown, position: number) => batch.push({ value, position });
+  const reader =
+    lines && format === 'ndjson'
+      ? new NdjsonLines(input.name, onValue, onBadLine, false)
+      : jsonReader(input, format, arrayKey, onValue, onBadLine);
   for await (const chunk of hashed(input.stream, hash)) {
     reader.write(chunk);
     if (batch.length > 0) {
@@ -143,6 +149,8 @@ class NdjsonLines {
     private readonly file: string,
     private readonly onValue: (value: unknown, position: number) => void,
     private readonly onBadLine: (position: number, reason: string) => void,
+    /** False: hand on each line's text, for the caller to parse (parseJsonLine). */
+    private readonly parse = true,
   ) {}
 
   write(chunk: string): void {
@@ -191,14 +199,22 @@ class NdjsonLines {
         );
       }
     }
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      this.onBadLine(this.line, `not valid JSON: ${(err as Error).message}`);
+    if (!this.parse) {
+      this.onValue(text, this.line);
       return;
     }
-    this.onValue(value, this.line);
+    const parsed = parseJsonLine(text);
+    if ('reason' in parsed) this.onBadLine(this.line, parsed.reason);
+    else this.onValue(parsed.value, this.line);
+  }
+}
+
+/** An NDJSON line's value, or why it has none (the reason a rejects file gives). */
+export function parseJsonLine(text: string): { value: unknown } | { reason: string } {
+  try {
+    return { value: JSON.parse(text) };
+  } catch (err) {
+    return { reason: `not valid JSON: ${(err as Error).message}` };
   }
 }
 

@@ -78,7 +78,7 @@ export function regularFile(path: string, cwd: string): boolean {
  * The customer groups of one CSV file, of a --loans and a --payments file read side by side, or of
  * a batch-shape file; the generator returns the rows it read. Throws NotSortedError when a file is
  * not sorted by customer. `unchanged` (a run that keeps the record of what was sent) is asked with
- * each customer's raw CSV rows before they are converted (see stream.ts).
+ * each customer's raw CSV rows or NDJSON line before they are converted (see stream.ts, json.ts).
  */
 export async function streamedGroups(
   streamable: Streamable,
@@ -92,6 +92,7 @@ export async function streamedGroups(
       src: 0,
       problems: ctx.account.readProblem,
       onRows: readingRows(ctx, opened[0]!.name),
+      unchanged,
     });
   return groupsOf(streamable.inputs, opened, ctx, { unchanged });
 }

@@ -14,7 +14,7 @@ import type { SentPayload } from '../../../../src/jobs/push/validate.js';
 import { environment, fakeClient, request, type FakeOptions } from '../../../helpers/batch-push.js';
 import { memoryIO } from '../../../helpers/memory-io.js';
 // @ts-expect-error plain JS generator shared with the benchmark
-import { writeExport } from '../../../../fixtures/lms/generate.mjs';
+import { batchShapeLines, writeExport } from '../../../../fixtures/lms/generate.mjs';
 
 const MAPPING = fileURLToPath(new URL('../../../../fixtures/lms/mapping.json', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'leadctl-delta-'));
@@ -208,6 +208,38 @@ describe('customers batch --changed-only', () => {
     expect(second.summary.loans.unchanged).toBe(first.summary.loans.accepted);
     expect(second.summary.accounting.balanced).toBe(true);
     expect(renderSummary(second.summary)).toMatch(/unchanged/);
+  });
+
+  it('NDJSON: lines recorded as sent are never parsed; a changed line, or one whose id the look cannot read, is', async () => {
+    const env = home();
+    const lines = [...batchShapeLines({ customers: 50, seed: 71, paymentsPerCustomer: 3 })];
+    // Keys in another order: its id is not its first key, so the look never knows it by its line.
+    const moved = JSON.parse(lines[10]!);
+    lines[10] = JSON.stringify({ loans: moved.loans, 'Cust No': moved['Cust No'] });
+    // Its id twice: the first says one customer, the whole line (the last one wins) another.
+    const twice = JSON.parse(lines[20]!);
+    lines[20] = `{"Cust No":"1000000",${JSON.stringify({ ...twice }).slice(1)}`;
+    const file = join(work, `lines-${serial++}.ndjson`);
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const first = await push(env, file);
+    expect(first.sent).toHaveLength(50);
+    expect(first.sent).toContain(twice['Cust No']);
+    expect(first.sent).not.toContain('1000000');
+
+    const again = await push(env, file);
+    expect(again.sent).toEqual([]);
+    expect(again.summary.customers).toMatchObject({ read: 50, unchanged: 50 });
+    // Those two are found unchanged by their payload only.
+    expect(again.summary.delta!.unchanged_raw).toBe(48);
+
+    const edited = JSON.parse(lines[30]!);
+    edited.loans[0]['Loan Status'] = edited.loans[0]['Loan Status'] === 'CUR' ? 'PIF' : 'CUR';
+    lines[30] = JSON.stringify(edited);
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const third = await push(env, file);
+    expect(third.sent).toEqual([edited['Cust No']]);
+    expect(third.summary.customers).toMatchObject({ read: 50, sent: 1, unchanged: 49 });
+    expect(third.summary.delta!.unchanged_raw).toBe(47);
   });
 
   it('sends exactly the customers with a changed payment, a new loan, a removed payment, and the new ones', async () => {
