@@ -181,6 +181,12 @@ class BatchRun {
         } catch (err) {
           if (!(err instanceof NotSortedError)) throw err;
           await this.drain();
+          if (this.stop.stopped) {
+            // Found while the rest was read only to be counted (the service refused or went away):
+            // a staged pass would send nothing, and its fresh account would drop what was acknowledged.
+            this.account.inputFullyRead = false;
+            return this.finish();
+          }
           // The next pass asks the record about the customers this one sent.
           this.writeRecord();
           // Two files are tried side by side on the chance that both are sorted: only a resend is worth a note.
@@ -200,10 +206,7 @@ class BatchRun {
       } else {
         await this.pushStaged(dir, digest);
       }
-      this.writeRecord();
-      const complete = !this.stop.stopped && !request.validateOnly;
-      if (complete) this.journal!.markComplete(io.now());
-      return this.summarize();
+      return this.finish();
     } catch (err) {
       if (err instanceof ReadingStopped) return this.summarize();
       // Once a journal is open the operator must learn what was acknowledged, whatever went wrong;
@@ -223,6 +226,14 @@ class BatchRun {
       this.folder?.close();
       this.lock?.release();
     }
+  }
+
+  /** The end of a run that was not cut short by an error: the record, the complete mark, the summary. */
+  private finish(): PushOutcome {
+    this.writeRecord();
+    const complete = !this.stop.stopped && !this.request.validateOnly;
+    if (complete) this.journal!.markComplete(this.io.now());
+    return this.summarize();
   }
 
   /** Opens (or, with --resume, continues) the journal; returns the mode an earlier run used. */

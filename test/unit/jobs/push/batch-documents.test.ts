@@ -1,0 +1,70 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AuthError } from '../../../../src/errors.js';
+import { runBatchPush } from '../../../../src/jobs/push/batch.js';
+import { environment, fakeClient, request } from '../../../helpers/batch-push.js';
+import { memoryIO } from '../../../helpers/memory-io.js';
+// @ts-expect-error plain JS generator shared with the benchmark
+import { batchShapeLines, writeExport } from '../../../../fixtures/lms/generate.mjs';
+
+const fixtures = fileURLToPath(new URL('../../../../fixtures/lms/', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'leadctl-batch-docs-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const customers = (n: number, seed = 5): string[] => [
+  ...batchShapeLines({ customers: n, seed, paymentsPerCustomer: 2 }),
+];
+
+describe('a streamed file found unsorted while the rest of a stopped run is counted', () => {
+  it('stopped by refused credentials, then found unsorted in the rest: what was acknowledged is still counted', async () => {
+    const dir = mkdtempSync(join(work, 'auth-'));
+    const lines = customers(60);
+    writeFileSync(join(dir, 'export.ndjson'), [...lines.slice(0, 59), lines[0]].join('\n') + '\n');
+    const fake = fakeClient({
+      answer: (n) => (n === 1 ? new AuthError('the service refused the access token') : 'ok'),
+    });
+    const outcome = await runBatchPush(
+      request({
+        inputs: [{ path: 'export.ndjson', role: 'auto' }],
+        mappingPath: join(fixtures, 'mapping.json'),
+        chunkSize: 25,
+        concurrency: 1,
+      }),
+      environment(memoryIO({ cwd: dir, env: { LEADCTL_STATE_DIR: join(dir, 'state') } }), fake.client),
+    );
+    expect(outcome.exitCode).toBe(3);
+    expect(fake.bodies).toHaveLength(1);
+    // Before: accepted 0, requests sent 0, and a note that the request "was sent again" (it was not).
+    expect(outcome.summary.customers).toMatchObject({ sent: 25, accepted: 25 });
+    expect(outcome.summary.requests).toMatchObject({ sent: 1 });
+    expect(outcome.summary.notes).toEqual(['the rest of the export was not read: rerun with --resume to continue']);
+    expect(outcome.summary.accounting.balanced).toBe(true);
+  });
+
+  it('the same with a sorted CSV export whose last row is out of order', async () => {
+    const dir = join(work, 'csv-auth');
+    await writeExport({ out: dir, customers: 60, seed: 7, paymentsPerCustomer: 2, shapes: ['denormalised'] });
+    const rows = readFileSync(join(dir, 'export.csv'), 'utf8').trimEnd().split('\n');
+    writeFileSync(join(dir, 'export.csv'), [...rows, rows[1]].join('\n') + '\n');
+    const fake = fakeClient({
+      answer: (n) => (n === 1 ? new AuthError('the service refused the access token') : 'ok'),
+    });
+    const outcome = await runBatchPush(
+      request({
+        inputs: [{ path: 'export.csv', role: 'auto' }],
+        mappingPath: join(fixtures, 'mapping.json'),
+        chunkSize: 25,
+        concurrency: 1,
+      }),
+      environment(memoryIO({ cwd: dir, env: { LEADCTL_STATE_DIR: join(dir, 'state') } }), fake.client),
+    );
+    expect(outcome.exitCode).toBe(3);
+    // Before: read 0, accepted 0 (the line-sorted pass's fresh account), and a "sent again" note.
+    expect(outcome.summary.customers).toMatchObject({ accepted: 25 });
+    expect(outcome.summary.notes).toEqual(['the rest of the export was not read: rerun with --resume to continue']);
+    expect(outcome.summary.accounting.balanced).toBe(true);
+  });
+});
