@@ -211,7 +211,11 @@ class BatchRun {
       if (err instanceof ReadingStopped) return this.summarize();
       // Once a journal is open the operator must learn what was acknowledged, whatever went wrong;
       // bad input and bad flags are still reported as such (file, row and field).
-      if (this.journal === undefined || err instanceof InputError || err instanceof UsageError) throw err;
+      if (this.journal === undefined || err instanceof InputError || err instanceof UsageError) {
+        // A streamed file found unreadable mid-way: what the service acknowledged before stays recorded.
+        this.writeRecord();
+        throw err;
+      }
       this.stop.fail(err);
       this.stop.cutOff(err);
       await this.drain();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AuthError } from '../../../../src/errors.js';
+import { MAX_FIELD_CHARS } from '../../../../src/ingest/table/reader.js';
 import { runBatchPush } from '../../../../src/jobs/push/batch.js';
 import { environment, fakeClient, request } from '../../../helpers/batch-push.js';
 import { memoryIO } from '../../../helpers/memory-io.js';
@@ -66,5 +67,34 @@ describe('a streamed file found unsorted while the rest of a stopped run is coun
     expect(outcome.summary.customers).toMatchObject({ accepted: 25 });
     expect(outcome.summary.notes).toEqual(['the rest of the export was not read: rerun with --resume to continue']);
     expect(outcome.summary.accounting.balanced).toBe(true);
+  });
+});
+
+describe('the record of what was sent, when a streamed file turns out unreadable', () => {
+  it('keeps what the service acknowledged before the bad line: the next --changed-only run leaves it alone', async () => {
+    const dir = mkdtempSync(join(work, 'record-'));
+    const env = { LEADCTL_STATE_DIR: join(dir, 'state'), LEADCTL_CONFIG_DIR: join(dir, 'config') };
+    const lines = customers(60, 11);
+    const huge = JSON.stringify({ 'Cust No': '9999999', note: 'x'.repeat(MAX_FIELD_CHARS + 1) });
+    writeFileSync(join(dir, 'export.ndjson'), [...lines, huge].join('\n') + '\n');
+    const args = request({
+      inputs: [{ path: 'export.ndjson', role: 'auto' }],
+      mappingPath: join(fixtures, 'mapping.json'),
+      chunkSize: 25,
+      concurrency: 1,
+      delta: 'changed-only',
+    });
+    const first = fakeClient();
+    await expect(runBatchPush(args, environment(memoryIO({ cwd: dir, env }), first.client))).rejects.toMatchObject({
+      exitCode: 2,
+    });
+    expect(first.bodies.flatMap((b) => b.customers).length).toBeGreaterThanOrEqual(25);
+    writeFileSync(join(dir, 'export.ndjson'), lines.join('\n') + '\n');
+    const second = await runBatchPush(args, environment(memoryIO({ cwd: dir, env }), fakeClient().client));
+    // Before: unchanged 0 (the acknowledged customers were held for a batch write that never came).
+    // A request still in flight when the error struck is cut off, so at least the first is recorded.
+    expect(second.summary.customers.read).toBe(60);
+    expect(second.summary.customers.unchanged).toBeGreaterThanOrEqual(25);
+    expect(second.summary.customers.unchanged + second.summary.customers.sent).toBe(60);
   });
 });
