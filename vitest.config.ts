@@ -13,9 +13,10 @@ const SHARED = [
 // hardening.test.ts: its sandboxes' socket timeouts once never fired in a shared worker on Node 22
 // (a connection that sent nothing stayed open for 60 s) and always do in a worker of their own.
 // raw.test.ts mocks the CSV conversion (vi.mock) to count it; batch-line-sort.test.ts the line sort;
-// journal-sync.test.ts node:fs's fsyncSync.
+// journal-sync.test.ts and batch-journal-sync.test.ts node:fs's fsyncSync.
 const ISOLATED = [
   'test/unit/jobs/push/journal-sync.test.ts',
+  'test/unit/jobs/push/batch-journal-sync.test.ts',
   'test/unit/io/safe-file.test.ts',
   'test/contract/hardening.test.ts',
   'test/unit/jobs/delta/raw.test.ts',

@@ -470,6 +470,9 @@ class BatchRun {
   private summarize(): PushOutcome {
     const { request, account } = this;
     this.writeRecord();
+    // Before the summary: a journal whose acknowledgements cannot reach the disk fails the run.
+    const journal = this.journal;
+    if (journal) this.keep(() => journal.sync());
     // Closed first: a rejects file that cannot be completed is the run's failure too.
     account.rejects.close();
     for (const note of changedInputs(this.inputStamps, this.io.cwd)) {

@@ -262,22 +262,33 @@ export class Journal {
     if (sync || performance.now() - this.syncedAt >= JOURNAL_SYNC_MS) this.sync();
   }
 
-  private sync(): void {
+  /** Syncs to the disk what was written since the last sync; throws if that fails. */
+  sync(): void {
     if (this.fd === undefined || !this.unsynced) return;
     fsyncSync(this.fd);
     this.unsynced = false;
     this.syncedAt = performance.now();
   }
 
+  /**
+   * Syncs what is left and closes the file, throwing nothing: it runs in a `finally`, where a
+   * throw would hide the run's own outcome or error (and skip the lock's release). A run learns
+   * of a failed sync from `sync()` before it reports.
+   */
   close(): void {
-    if (this.fd !== undefined) {
-      try {
-        this.sync();
-      } finally {
-        closeSync(this.fd);
-      }
-    }
+    const fd = this.fd;
+    if (fd === undefined) return;
     this.fd = undefined;
+    try {
+      if (this.unsynced) fsyncSync(fd);
+    } catch {
+      // Reported by the run's own sync(), or moot: the run already failed.
+    }
+    try {
+      closeSync(fd);
+    } catch {
+      // As above.
+    }
   }
 }
 
