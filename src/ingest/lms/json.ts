@@ -225,49 +225,54 @@ export async function* streamBatchJson(
   const look = format === 'ndjson' ? options.unchanged : undefined;
   const lineIds = look ? new LineIds(options.mapping) : undefined;
   const batches = jsonValueBatches(input, format, 'customers', onBadLine, undefined, look !== undefined);
-  while (true) {
-    const next = await batches.next();
-    if (next.done) return next.value;
-    const values = next.value;
-    const ids = lineIds ? values.map((v) => lineIds.of(v.value as string)) : undefined;
-    const known = ids ? recorded(values, ids, look!) : undefined;
-    for (let i = 0; i < values.length; i++) {
-      const row = values[i]!.position;
-      order.count(1);
-      const counts = known?.[i];
-      if (counts !== undefined) {
-        order.next(ids![i]!, row);
-        yield {
-          customerId: ids![i]!,
-          origin: { src, row },
-          errors: [],
-          loans: [],
-          orphans: [],
-          duplicates: [],
-          unchanged: counts,
-        };
-        continue;
-      }
-      let value = values[i]!.value;
-      if (look) {
-        const parsed = parseJsonLine(value as string);
-        if ('reason' in parsed) {
-          onBadLine(row, parsed.reason);
+  try {
+    while (true) {
+      const next = await batches.next();
+      if (next.done) return next.value;
+      const values = next.value;
+      const ids = lineIds ? values.map((v) => lineIds.of(v.value as string)) : undefined;
+      const known = ids ? recorded(values, ids, look!) : undefined;
+      for (let i = 0; i < values.length; i++) {
+        const row = values[i]!.position;
+        order.count(1);
+        const counts = known?.[i];
+        if (counts !== undefined) {
+          order.next(ids![i]!, row);
+          yield {
+            customerId: ids![i]!,
+            origin: { src, row },
+            errors: [],
+            loans: [],
+            orphans: [],
+            duplicates: [],
+            unchanged: counts,
+          };
           continue;
         }
-        value = parsed.value;
+        let value = values[i]!.value;
+        if (look) {
+          const parsed = parseJsonLine(value as string);
+          if ('reason' in parsed) {
+            onBadLine(row, parsed.reason);
+            continue;
+          }
+          value = parsed.value;
+        }
+        const read = documents.read(value, row);
+        if (read === undefined) continue;
+        order.next(read.customerId, row);
+        const group = documentGroup(read.customerId, { src, row }, read.body);
+        if (ids?.[i] === read.customerId && group.duplicates.length === 0) {
+          const payments = group.loans.reduce((n, loan) => n + loan.payments.length, 0);
+          const text = values[i]!.value as string;
+          group.raw = { customerId: read.customerId, context: LINE_CONTEXT, text, loans: group.loans.length, payments };
+        }
+        yield group;
       }
-      const read = documents.read(value, row);
-      if (read === undefined) continue;
-      order.next(read.customerId, row);
-      const group = documentGroup(read.customerId, { src, row }, read.body);
-      if (ids?.[i] === read.customerId && group.duplicates.length === 0) {
-        const payments = group.loans.reduce((n, loan) => n + loan.payments.length, 0);
-        const text = values[i]!.value as string;
-        group.raw = { customerId: read.customerId, context: LINE_CONTEXT, text, loans: group.loans.length, payments };
-      }
-      yield group;
     }
+  } finally {
+    // Found unsorted, or stopped: the file's stream is closed (a `for await` would do it, but loses the count).
+    await batches.return(0);
   }
 }
 

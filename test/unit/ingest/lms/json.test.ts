@@ -186,3 +186,29 @@ describe('batch-shape input streamed as read', () => {
     expect(linesGiven).toBeGreaterThan(20);
   });
 });
+
+describe('streamBatchJson lets go of the file', () => {
+  const big = (n: number) =>
+    Array.from({ length: n }, (_, i) => JSON.stringify({ customer_id: `C${String(i).padStart(6, '0')}`, loans: [] }));
+
+  it('found unsorted, or left early: the input stream is closed, not left open until the process ends', async () => {
+    // Far more than one chunk: the error and the early return come with most of the file unread.
+    const lines = big(40_000);
+    writeFileSync(join(work, 'unsorted-early.ndjson'), [lines[1], lines[0], ...lines.slice(2)].join('\n'));
+    const unsorted = await openInput('unsorted-early.ndjson', io);
+    const stream = streamBatchJson(unsorted, 'ndjson', { mapping: IDENTITY_MAPPING, src: 0, problems: () => {} });
+    await expect(
+      (async () => {
+        for await (const _ of stream);
+      })(),
+    ).rejects.toBeInstanceOf(NotSortedError);
+    expect(unsorted.stream.destroyed).toBe(true);
+
+    writeFileSync(join(work, 'left-early.ndjson'), lines.join('\n'));
+    const left = await openInput('left-early.ndjson', io);
+    const groups = streamBatchJson(left, 'ndjson', { mapping: IDENTITY_MAPPING, src: 0, problems: () => {} });
+    expect((await groups.next()).done).toBe(false);
+    await groups.return(0);
+    expect(left.stream.destroyed).toBe(true);
+  });
+});
