@@ -41,15 +41,15 @@ export interface ReadingContext {
   onEvent(event: PushEvent): void;
 }
 
-/** Inputs that can be read as they stream; `documents`: a batch-shape JSON or NDJSON file. */
+/** Inputs that can be read as they stream; `documents`: a batch-shape NDJSON file. */
 export interface Streamable {
   inputs: BatchInput[];
-  documents?: 'json' | 'ndjson';
+  documents?: 'ndjson';
 }
 
 /**
  * One named CSV file with a row per payment, one --loans and one --payments file, or one named
- * batch-shape JSON or NDJSON file can stream (if sorted by customer: a file found unsorted is
+ * batch-shape NDJSON file can stream (if sorted by customer: a file found unsorted is
  * sorted by its lines, CSV, or staged after all); anything else is staged.
  */
 export function streamableInput(
@@ -61,8 +61,12 @@ export function streamableInput(
   if (inputs.length === 1) {
     const input = inputs[0]!;
     const inputFormat = format ?? formatFromName(input.path);
-    if (input.role !== 'auto' || inputFormat === undefined) return undefined;
-    return inputFormat === 'csv' ? { inputs: [input] } : { inputs: [input], documents: inputFormat };
+    if (input.role !== 'auto') return undefined;
+    if (inputFormat === 'csv') return { inputs: [input] };
+    // A JSON document is staged: cut short (an export still being written), it is refused whole
+    // rather than sent in part; an NDJSON file's broken last line is one rejected record.
+    if (inputFormat === 'ndjson') return { inputs: [input], documents: inputFormat };
+    return undefined;
   }
   if (inputs.length === 2 && inputs.some((i) => i.role === 'loans') && inputs.some((i) => i.role === 'payments'))
     return { inputs: [...inputs] };

@@ -98,3 +98,23 @@ describe('the record of what was sent, when a streamed file turns out unreadable
     expect(second.summary.customers.unchanged + second.summary.customers.sent).toBe(60);
   });
 });
+
+describe('a JSON document cut short (an export still being written)', () => {
+  it('is refused whole, exit 2 naming the file, and nothing is sent', async () => {
+    const dir = mkdtempSync(join(work, 'cut-'));
+    const objects = customers(60);
+    writeFileSync(join(dir, 'export.json'), `[${objects.join(',\n')}`.slice(0, -20));
+    const fake = fakeClient();
+    await expect(
+      runBatchPush(
+        request({
+          inputs: [{ path: 'export.json', role: 'auto' }],
+          mappingPath: join(fixtures, 'mapping.json'),
+          chunkSize: 25,
+        }),
+        environment(memoryIO({ cwd: dir, env: { LEADCTL_STATE_DIR: join(dir, 'state') } }), fake.client),
+      ),
+    ).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('export.json') });
+    expect(fake.bodies).toHaveLength(0);
+  });
+});

@@ -93,10 +93,11 @@ describe('streamableInput and regularFile', () => {
     expect(streamableInput([auto('data.json')], 'csv', work)).toEqual({ inputs: [auto('data.json')] });
   });
 
-  it('streams one batch-shape file as documents; stages one with a role or whose format is unknown', () => {
-    expect(streamableInput([auto('data.json')], undefined, work)).toEqual({
-      inputs: [auto('data.json')],
-      documents: 'json',
+  it('streams one NDJSON file as documents; stages a JSON document, one with a role or an unknown format', () => {
+    expect(streamableInput([auto('data.json')], undefined, work)).toBeUndefined();
+    expect(streamableInput([auto('data.ndjson')], undefined, work)).toEqual({
+      inputs: [auto('data.ndjson')],
+      documents: 'ndjson',
     });
     expect(streamableInput([auto('export.csv')], 'ndjson', work)).toEqual({
       inputs: [auto('export.csv')],
