@@ -214,7 +214,7 @@ class BatchRun {
       if (this.journal === undefined || err instanceof InputError || err instanceof UsageError) {
         // A streamed file found unreadable mid-way: what the service acknowledged before stays recorded.
         this.writeRecord();
-        throw err;
+        throw this.sentBefore(err);
       }
       this.stop.fail(err);
       this.stop.cutOff(err);
@@ -230,6 +230,18 @@ class BatchRun {
       this.folder?.close();
       this.lock?.release();
     }
+  }
+
+  /** Bad input found after requests went (a streamed file): the error says so, as no summary will. */
+  private sentBefore(err: unknown): unknown {
+    const { sent } = this.account.requests;
+    if (!(err instanceof InputError) || sent === 0) return err;
+    const hint = `${sent} request(s) had already been sent from the part read before; what the service acknowledged is kept, and pushing the corrected file again is safe (upserts)`;
+    return new InputError(
+      err.message,
+      {},
+      { details: err.details, cause: err, hint: err.hint ? `${err.hint}; ${hint}` : hint },
+    );
   }
 
   /** The end of a run that was not cut short by an error: the record, the complete mark, the summary. */

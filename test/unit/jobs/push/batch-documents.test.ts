@@ -87,6 +87,9 @@ describe('the record of what was sent, when a streamed file turns out unreadable
     const first = fakeClient();
     await expect(runBatchPush(args, environment(memoryIO({ cwd: dir, env }), first.client))).rejects.toMatchObject({
       exitCode: 2,
+      message: expect.stringContaining('export.ndjson, row 61: '),
+      // No summary follows bad input: the error says that requests went before it.
+      hint: expect.stringMatching(/^\d+ request\(s\) had already been sent .*pushing the corrected file again is safe/),
     });
     expect(first.bodies.flatMap((b) => b.customers).length).toBeGreaterThanOrEqual(25);
     writeFileSync(join(dir, 'export.ndjson'), lines.join('\n') + '\n');
