@@ -27,17 +27,20 @@ import type { InputSource } from '../sources.js';
  * reader ends in NotSortedError, never in a different answer.
  */
 
-/** Characters of lines held before a run is written out. */
-export const RUN_CHARS = 4 << 20;
-/** Pieces held before a run is written out: each costs objects, whatever its length (short lines). */
-const RUN_PIECES = 50_000;
+/**
+ * Characters of lines held before a run is written out: runs are few and large, so that the merge
+ * compares few heads and reads each customer in a record or two; held as UTF-8 with numbers in
+ * typed arrays, a run costs the garbage collector nothing, whatever its size.
+ */
+export const RUN_CHARS = 32 << 20;
+/** Pieces held before a run is written out: 12 bytes each besides their text (very short lines). */
+const RUN_PIECES = 1 << 20;
 /** An export this small is sorted in memory, without files. */
 const IN_MEMORY_CHARS = 4 << 20;
-/** More runs than this (an export over 2 GB) is staged instead: each run open at once costs read buffers. */
+/** More runs than this (an export over 8 GB) is staged instead: each run open at once costs read buffers. */
 const MAX_RUNS = 256;
 const READ_BYTES = 1 << 16;
-/** Characters of a run encoded at a time. */
-const WRITE_CHARS = 1 << 15;
+const WRITE_BYTES = 1 << 20;
 /** Text handed to the reader at a time. */
 const OUT_CHARS = 1 << 16;
 
@@ -110,13 +113,16 @@ export async function sortByCustomer(file: SortFile, options: LineSortOptions): 
   });
   let header: string | undefined;
   let nextRow = 1;
-  let held = new Held();
+  const held = new Held(Math.min(budget, (file.input.bytes ?? 0) + 1024));
   const runFiles: string[] = [];
-  const spill = (): void => {
+  /** Writes the run held out; false when that would make too many. */
+  const spill = (): boolean => {
+    if (runFiles.length + 1 >= MAX_RUNS) return false;
     const path = folder.path(`${file.role}-${runFiles.length}.run`);
     folder.guard(() => writeRun(path, held));
     runFiles.push(path);
-    held = new Held();
+    held.clear();
+    return true;
   };
   /** Takes what the cutter closed; false when it stopped, or numbered a line otherwise than counted. */
   const take = (atEnd: boolean): boolean => {
@@ -146,8 +152,13 @@ export async function sortByCustomer(file: SortFile, options: LineSortOptions): 
       if (nextRow > 0xffff_ffff) return false;
       // Only the file's last line can lack its line break: the lines that follow it here need one.
       if (atEnd && !text.endsWith('\n')) text += '\n';
+      if (held.pieces > 0 && (held.chars + text.length > budget || held.pieces >= RUN_PIECES)) {
+        held.encode();
+        if (!spill()) return false;
+      }
       held.add(customerId, row, lines, text);
     }
+    held.encode();
     cutter.items.length = 0;
     return true;
   };
@@ -155,10 +166,6 @@ export async function sortByCustomer(file: SortFile, options: LineSortOptions): 
     cutter.push(chunk);
     if (!take(false)) return undefined;
     options.onLines?.(nextRow - 1);
-    if (held.chars >= budget || held.pieces >= RUN_PIECES) {
-      if (runFiles.length + 1 >= MAX_RUNS) return undefined;
-      spill();
-    }
   }
   cutter.end();
   if (!take(true) || header === undefined) return undefined;
@@ -166,10 +173,10 @@ export async function sortByCustomer(file: SortFile, options: LineSortOptions): 
   const runs: Run[] = [];
   if (runFiles.length === 0 && held.chars <= IN_MEMORY_CHARS) runs.push(new MemoryRun(held));
   else {
-    if (held.pieces > 0) spill();
+    if (held.pieces > 0 && !spill()) return undefined;
+    held.clear(true);
     for (const path of runFiles) runs.push(new FileRun(path, folder));
   }
-  held = new Held();
   const rows = new RowMap();
   return {
     input: { ...file.input, stream: Readable.from(merged(header, runs, rows), { objectMode: true, highWaterMark: 1 }) },
@@ -186,22 +193,32 @@ function countLines(text: string, atEnd: boolean): number {
 }
 
 /**
- * Lines held for the next run, in flat arrays rather than an object per piece (a shuffled export
- * makes a piece of every line: objects kept that long are what the garbage collector copies and
- * promotes): each piece's text, customer (its place in `ids`) and lines. Pieces come in the file's
- * order, each from the row after the last: their rows follow from `firstRow` and the lines.
+ * The lines of the next run, as UTF-8 in one buffer, with numbers in typed arrays rather than an
+ * object or a string per piece (a shuffled export makes a piece of every line: objects kept that
+ * long are what the garbage collector copies and promotes): piece `p`'s bytes are
+ * `[starts[p], starts[p + 1])`, its customer `ids[customers[p]]`. Pieces come in the file's order,
+ * each from the row after the last: their rows follow from `firstRow` and their lines. Pieces are
+ * encoded a chunk's worth at a time (`encode`): one call per line cost more than the cut.
  */
 class Held {
-  readonly ids: string[] = [];
-  readonly texts: string[] = [];
+  bytes: Buffer;
+  used = 0;
+  pieces = 0;
+  chars = 0;
+  firstRow = 0;
+  ids: string[] = [];
+  starts: Uint32Array = new Uint32Array(1 << 12);
   customers: Uint32Array = new Uint32Array(1 << 12);
   lines: Uint32Array = new Uint32Array(1 << 12);
-  firstRow = 0;
-  chars = 0;
-  private readonly index = new Map<string, number>();
+  /** Each piece's characters (its bytes may be more). */
+  lengths: Uint32Array = new Uint32Array(1 << 12);
+  private index = new Map<string, number>();
+  /** Pieces added since the last `encode`, and their text together. */
+  private batch: string[] = [];
+  private batchText = '';
 
-  get pieces(): number {
-    return this.texts.length;
+  constructor(capacity: number) {
+    this.bytes = Buffer.allocUnsafe(Math.max(capacity, 1 << 16));
   }
 
   add(customerId: string, row: number, lines: number, text: string): void {
@@ -211,16 +228,58 @@ class Held {
       this.ids.push(customerId);
       this.index.set(customerId, customer);
     }
-    const p = this.texts.length;
+    const p = this.pieces++;
     if (p === 0) this.firstRow = row;
-    if (p === this.lines.length) {
+    if (p + 1 >= this.starts.length) {
+      this.starts = grown(this.starts);
       this.customers = grown(this.customers);
       this.lines = grown(this.lines);
+      this.lengths = grown(this.lengths);
     }
-    this.texts.push(text);
     this.customers[p] = customer;
     this.lines[p] = lines;
+    this.lengths[p] = text.length;
     this.chars += text.length;
+    this.batch.push(text);
+    this.batchText += text;
+  }
+
+  /** The pieces added since the last call, to bytes: encoded together, and told apart by their lengths. */
+  encode(): void {
+    const text = this.batchText;
+    const batch = this.batch;
+    if (batch.length === 0) return;
+    if (this.bytes.length - this.used < 3 * text.length) {
+      const larger = Buffer.allocUnsafe(Math.max(this.used + 3 * text.length, 2 * this.bytes.length));
+      this.bytes.copy(larger, 0, 0, this.used);
+      this.bytes = larger;
+    }
+    const bytes = this.bytes.write(text, this.used, 'utf8');
+    // Lines end in a line break: no character is split between two pieces.
+    const ascii = bytes === text.length;
+    let at = this.used;
+    let p = this.pieces - batch.length;
+    for (const piece of batch) {
+      this.starts[p++] = at;
+      at += ascii ? piece.length : Buffer.byteLength(piece, 'utf8');
+    }
+    this.starts[p] = at;
+    this.used = at;
+    this.batch = [];
+    this.batchText = '';
+  }
+
+  /** Nothing held; `release`: the buffers too. */
+  clear(release = false): void {
+    this.used = 0;
+    this.pieces = 0;
+    this.chars = 0;
+    this.ids = [];
+    this.index = new Map();
+    if (release) {
+      this.bytes = Buffer.alloc(0);
+      this.starts = this.customers = this.lines = this.lengths = new Uint32Array(1);
+    }
   }
 
   /** Each piece's first row. */
@@ -288,31 +347,31 @@ interface Run {
 }
 
 /**
- * A run on disk, in two files: `.text`, each customer's id then its lines, as UTF-8, written at
- * once; `.meta`, 32-bit numbers: for each customer the characters of its id, its pieces and the
- * characters of its lines, then each piece's first row and lines. Lengths in characters, not
- * bytes, so that the text is encoded and decoded in large blocks rather than a line at a time.
+ * A run on disk, in two files: `.text`, each customer's id then its lines, as UTF-8 (the lines'
+ * bytes as held, moved, not encoded again); `.meta`, 32-bit numbers: for each customer the
+ * characters of its id, its pieces and the characters of its lines, then each piece's first row
+ * and lines. Numbers in binary: as text, writing and reading them back cost more than the lines.
+ * Lengths in characters: the text is decoded in blocks, not a customer at a time.
  */
 function writeRun(path: string, held: Held): void {
   const { order, starts, pieces } = held.sorted();
-  const { ids, texts, lines } = held;
+  const { ids, bytes, starts: at, lines, lengths } = held;
   const rows = held.rows();
   const meta = new Uint32Array(3 * order.length + 2 * pieces.length);
   let m = 0;
-  const text = new TextWriter(`${path}.text`);
+  const text = new RunWriter(`${path}.text`);
   try {
     for (let k = 0; k < order.length; k++) {
       const id = ids[order[k]!]!;
-      text.add(id);
+      text.text(id);
       meta[m++] = id.length;
       meta[m++] = starts[k + 1]! - starts[k]!;
       const charsAt = m++;
       let chars = 0;
       for (let i = starts[k]!; i < starts[k + 1]!; i++) {
         const p = pieces[i]!;
-        const piece = texts[p]!;
-        text.add(piece);
-        chars += piece.length;
+        text.copy(bytes, at[p]!, at[p + 1]!);
+        chars += lengths[p]!;
         meta[m++] = rows[p]!;
         meta[m++] = lines[p]!;
       }
@@ -330,29 +389,48 @@ function writeRun(path: string, held: Held): void {
   }
 }
 
-/**
- * Text written as UTF-8 in blocks of whole lines, joined by `+` (faster here than an array's
- * `join`) and encoded at once, each block short of what V8 allocates pages apart for.
- */
-class TextWriter {
+class RunWriter {
   private readonly fd: number;
-  private buffer = Buffer.allocUnsafe(3 * WRITE_CHARS);
-  private block = '';
+  private readonly buffer = Buffer.allocUnsafe(WRITE_BYTES);
+  private used = 0;
 
   constructor(path: string) {
     this.fd = openSync(path, 'wx', 0o600);
   }
 
-  add(text: string): void {
-    this.block += text;
-    if (this.block.length >= WRITE_CHARS) this.flush();
+  /** Writes `value` as UTF-8; returns its bytes. */
+  text(value: string): number {
+    if (this.buffer.length - this.used < value.length * 3) {
+      this.flush();
+      if (this.buffer.length < value.length * 3) {
+        const bytes = Buffer.from(value, 'utf8');
+        writeAll(this.fd, bytes);
+        return bytes.length;
+      }
+    }
+    const bytes = this.buffer.write(value, this.used, 'utf8');
+    this.used += bytes;
+    return bytes;
+  }
+
+  /** Writes `source`'s bytes from `start` to `end`; returns how many. */
+  copy(source: Buffer, start: number, end: number): number {
+    const length = end - start;
+    if (this.buffer.length - this.used < length) {
+      this.flush();
+      if (this.buffer.length < length) {
+        writeAll(this.fd, source.subarray(start, end));
+        return length;
+      }
+    }
+    source.copy(this.buffer, this.used, start, end);
+    this.used += length;
+    return length;
   }
 
   flush(): void {
-    const block = this.block;
-    this.block = '';
-    if (this.buffer.length < 3 * block.length) this.buffer = Buffer.allocUnsafe(3 * block.length);
-    writeAll(this.fd, this.buffer.subarray(0, this.buffer.write(block, 0, 'utf8')));
+    writeAll(this.fd, this.buffer.subarray(0, this.used));
+    this.used = 0;
   }
 
   close(): void {
@@ -371,31 +449,29 @@ class MemoryRun implements Run {
   private readonly order: number[];
   private readonly starts: Uint32Array;
   private readonly pieces: Uint32Array;
+  private readonly rows: Uint32Array;
   private k = -1;
-  private rows: Uint32Array | undefined;
 
   constructor(private held: Held | undefined) {
     ({ order: this.order, starts: this.starts, pieces: this.pieces } = held!.sorted());
+    this.rows = held!.rows();
   }
 
   next(): boolean {
     const held = this.held;
     if (held === undefined || ++this.k >= this.order.length) return false;
-    const from = this.starts[this.k]!;
-    const to = this.starts[this.k + 1]!;
     this.customerId = held.ids[this.order[this.k]!]!;
-    if (to - from === 1) this.text = held.texts[this.pieces[from]!]!;
-    else {
-      let text = '';
-      for (let i = from; i < to; i++) text += held.texts[this.pieces[i]!]!;
-      this.text = text;
+    let text = '';
+    for (let i = this.starts[this.k]!; i < this.starts[this.k + 1]!; i++) {
+      const p = this.pieces[i]!;
+      text += held.bytes.toString('utf8', held.starts[p]!, held.starts[p + 1]!);
     }
+    this.text = text;
     return true;
   }
 
   mapRows(rows: RowMap): void {
     const held = this.held!;
-    this.rows ??= held.rows();
     for (let i = this.starts[this.k]!; i < this.starts[this.k + 1]!; i++) {
       const p = this.pieces[i]!;
       rows.add(this.rows[p]!, held.lines[p]!);
