@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sortByCustomer } from '../../src/ingest/lms/line-sort.js';
+import { compareIds } from '../../src/ingest/lms/staging.js';
 import type { RowProblem } from '../../src/ingest/lms/rows.js';
 import { NotSortedError, streamGroups, streamTwoFiles } from '../../src/ingest/lms/stream.js';
 import { TempFolder } from '../../src/ingest/lms/temp-folder.js';
@@ -226,5 +227,63 @@ describe('exports not sorted by customer, sorted by their lines, against the sta
     );
     expect(compared).toBeGreaterThan(100);
     console.log(`two files: ${compared} of 200 compared`);
+  });
+});
+
+describe('the line sort against a plain stable sort of the lines', () => {
+  // No quotes, blank lines or lines without an id: each line is its own, moved as it is.
+  const id = fc.string({ unit: fc.constantFrom('1', 'A', 'b', 'Ü', '-', '😀', '\uff5e'), minLength: 1, maxLength: 3 });
+  const cell = fc.string({ unit: fc.constantFrom('a', '1', ' ', '.', 'é', '€', '😀'), maxLength: 12 });
+
+  it('gives each customer its lines in the file order, and each line its row, in runs of any size', async () => {
+    let onDisk = 0;
+    let inMemory = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(id, { minLength: 1, maxLength: 6 }),
+        fc.array(fc.record({ customer: fc.nat(5), cells: fc.array(cell, { minLength: 7, maxLength: 7 }) }), {
+          minLength: 1,
+          maxLength: 60,
+        }),
+        fc.boolean(),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 200 }),
+        fc.oneof(fc.integer({ min: 1, max: 600 }), fc.constant(1 << 20)),
+        async (customers, rows, crlf, lastBreak, chunk, runChars) => {
+          const eol = crlf ? '\r\n' : '\n';
+          const lines = rows.map((r) => ({
+            customerId: customers[r.customer % customers.length]!,
+            text: [customers[r.customer % customers.length]!, ...r.cells].join(','),
+          }));
+          const text = [ROWS_HEADER.join(','), ...lines.map((l) => l.text)].join(eol) + (lastBreak ? eol : '');
+          // The file's last line gets a line break when it lacks one: lines follow it in the sorted text.
+          const expected = lines
+            .map((l, i) => ({ ...l, row: i + 2, text: l.text + (i < lines.length - 1 || lastBreak ? eol : '\n') }))
+            .sort((a, b) => compareIds(a.customerId, b.customerId) || a.row - b.row);
+          const folder = new TempFolder(work);
+          try {
+            const file = await sortByCustomer(
+              { input: source('export.csv', text, chunk), role: 'rows' },
+              { mapping: IDENTITY_MAPPING, folder, runChars },
+            );
+            expect(file).toBeDefined();
+            if (readdirSync(folder.dir).some((name) => name.endsWith('.run.text'))) onDisk++;
+            else inMemory++;
+            let out = '';
+            for await (const part of file!.input.stream) out += part as string;
+            expect(out).toBe(ROWS_HEADER.join(',') + eol + expected.map((l) => l.text).join(''));
+            expect(file!.lines).toBe(lines.length + 1);
+            expect(file!.rows.of(1)).toBe(1);
+            expected.forEach((l, i) => expect(file!.rows.of(i + 2)).toBe(l.row));
+          } finally {
+            folder.close();
+          }
+        },
+      ),
+      { seed, numRuns: 200 },
+    );
+    // Both ways were taken: runs on disk and merged, and the whole file sorted in memory.
+    expect(onDisk).toBeGreaterThan(20);
+    expect(inMemory).toBeGreaterThan(20);
   });
 });

@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sortByCustomer } from '../../../../src/ingest/lms/line-sort.js';
+import { compareIds } from '../../../../src/ingest/lms/staging.js';
 import { streamGroups } from '../../../../src/ingest/lms/stream.js';
 import { TempFolder } from '../../../../src/ingest/lms/temp-folder.js';
 import { MAX_FIELD_CHARS } from '../../../../src/ingest/table/reader.js';
@@ -49,6 +50,35 @@ describe('the line sort', () => {
         error = err;
       }
       expect(String(error)).toMatch(/export\.csv, row 2, column 3: the value holds/);
+    } finally {
+      folder.close();
+    }
+  });
+
+  it('sorts lines past its first buffer, a customer larger than a run among them, on disk', async () => {
+    // One customer's 3,000 lines together (one piece, cut over many chunks, larger than a run and
+    // than the buffer the lines are first encoded into), then customers taking turns; not ASCII.
+    const lines: { customerId: string; row: number; text: string }[] = [];
+    for (let i = 0; i < 5000; i++) {
+      const customerId = i < 3000 ? 'M' : ['Ç', 'A', 'B😀'][i % 3]!;
+      const text = `${customerId},L${i % 7},é€${i},100,2024-01-01,Y,P${i},2024-02-01\n`;
+      lines.push({ customerId, row: i + 2, text });
+    }
+    const text = `${HEADER}\n${lines.map((l) => l.text).join('')}`;
+    const expected = [...lines].sort((a, b) => compareIds(a.customerId, b.customerId) || a.row - b.row);
+    const folder = new TempFolder(work);
+    try {
+      const sorted = await sortByCustomer(
+        { input: source(text, 1 << 16), role: 'rows' },
+        { mapping: IDENTITY_MAPPING, folder, runChars: 50_000 },
+      );
+      expect(sorted).toBeDefined();
+      expect(readdirSync(folder.dir).filter((name) => name.endsWith('.run.text')).length).toBeGreaterThan(2);
+      let out = '';
+      for await (const part of sorted!.input.stream) out += part as string;
+      expect(out).toBe(`${HEADER}\n${expected.map((l) => l.text).join('')}`);
+      expect(sorted!.rows.of(1)).toBe(1);
+      expected.forEach((l, i) => expect(sorted!.rows.of(i + 2)).toBe(l.row));
     } finally {
       folder.close();
     }
