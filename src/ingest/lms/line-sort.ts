@@ -152,7 +152,8 @@ export async function sortByCustomer(file: SortFile, options: LineSortOptions): 
       if (nextRow > 0xffff_ffff) return false;
       // Only the file's last line can lack its line break: the lines that follow it here need one.
       if (atEnd && !text.endsWith('\n')) text += '\n';
-      if (held.pieces > 0 && (held.chars + text.length > budget || held.pieces >= RUN_PIECES)) {
+      // Characters bound a run, and so do bytes (up to 3 per character), at most a chunk's worth over.
+      if (held.pieces > 0 && (held.chars + text.length > budget || held.used >= budget || held.pieces >= RUN_PIECES)) {
         held.encode();
         if (!spill()) return false;
       }
