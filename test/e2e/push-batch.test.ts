@@ -228,11 +228,11 @@ describe('customers batch against the sandbox', () => {
   });
 
   it('streams a sorted NDJSON export and stages a shuffled one: the sandbox holds the same either way', async () => {
-    const lines: string[] = [...batchShapeLines({ customers: 1200, seed: 9, paymentsPerCustomer: 3 })];
+    const lines: string[] = [...batchShapeLines({ customers: 150, seed: 9, paymentsPerCustomer: 3 })];
     const dir = mkdtempSync(join(work, 'ndjson-'));
     writeFileSync(join(dir, 'sorted.ndjson'), `${lines.join('\n')}\n`);
-    // The last 150 customers in reverse order: out of order at the 1,052nd line, after a request went.
-    const shuffledLines = [...lines.slice(0, 1050), ...lines.slice(1050).reverse()];
+    // The last 30 customers in reverse order: out of order at the 122nd line, after a request went.
+    const shuffledLines = [...lines.slice(0, 120), ...lines.slice(120).reverse()];
     writeFileSync(join(dir, 'shuffled.ndjson'), `${shuffledLines.join('\n')}\n`);
     const dumps = [];
     const summaries = [];
@@ -240,10 +240,13 @@ describe('customers batch against the sandbox', () => {
       const dataDir = mkdtempSync(join(work, 'sandbox-ndjson-'));
       const sandbox = await startSandboxProcess(['--data-dir', dataDir]);
       try {
-        const res = await runBinary(['customers', 'batch', file, '--mapping', MAPPING, '-o', 'json'], {
-          env: pushEnv(sandbox),
-          cwd: dir,
-        });
+        const res = await runBinary(
+          ['customers', 'batch', file, '--mapping', MAPPING, '--chunk-size', '100', '-o', 'json'],
+          {
+            env: pushEnv(sandbox),
+            cwd: dir,
+          },
+        );
         expect(res.code).toBe(0);
         summaries.push(JSON.parse(res.stdout));
       } finally {
@@ -253,16 +256,16 @@ describe('customers batch against the sandbox', () => {
     }
     const [sorted, shuffled] = summaries;
     expect(sorted.notes ?? []).toEqual([]);
-    expect(sorted.customers).toMatchObject({ read: 1200, accepted: 1200, rejected: 0 });
+    expect(sorted.customers).toMatchObject({ read: 150, accepted: 150, rejected: 0 });
     expect(sorted.requests).toMatchObject({ total: 2, sent: 2 });
     // Found out of order after the first request went: sent again from the staging.
     expect(shuffled.notes).toEqual([
       expect.stringMatching(
-        /^shuffled\.ndjson is not sorted by customer \(row 1052: customer \d+ comes after \d+\); it was staged instead, and the 1 request\(s\) already sent were sent again/,
+        /^shuffled\.ndjson is not sorted by customer \(row 122: customer \d+ comes after \d+\); it was staged instead, and the 1 request\(s\) already sent were sent again/,
       ),
     ]);
-    expect(shuffled.customers).toMatchObject({ read: 1200, accepted: 1200, rejected: 0 });
-    expect(dumps[0]!.customers).toHaveLength(1200);
+    expect(shuffled.customers).toMatchObject({ read: 150, accepted: 150, rejected: 0 });
+    expect(dumps[0]!.customers).toHaveLength(150);
     expect(dumps[1]).toEqual(dumps[0]);
   });
 
