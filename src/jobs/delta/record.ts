@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
-import { hash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { stateDirError } from '../../config/state-dir.js';
 import { environmentError } from '../../errors.js';
-import { KeyedDigest } from './keyed-digest.js';
+import { KeyedDigest, prefixedDigester } from './keyed-digest.js';
 import { ENTRY_HEX, RawIndex } from './raw-index.js';
 import {
   createSchema,
@@ -296,8 +296,7 @@ export class DeltaRecord {
    * be guessed back from it.
    */
   rawDigester(context: string): (text: string) => string {
-    const prefix = `${this.keyed.digest(`raw lines\0${context}`).toString('hex')}\0`;
-    return (text) => hash('sha256', prefix + text, 'hex').slice(0, 2 * DIGEST_BYTES);
+    return prefixedDigester(`${this.keyed.digest(`raw lines\0${context}`).toString('hex')}\0`, DIGEST_BYTES);
   }
 
   /**
