@@ -106,7 +106,26 @@ export class LineCutter {
       if (chunk) this.items.push({ text: chunk });
       return;
     }
-    const text = this.carry ? this.carry + chunk : chunk;
+    if (this.carry) {
+      // The line the last chunk cut is completed on its own: joined to the whole chunk, the chunk
+      // would be copied (a large export's every byte, once more) before it could be searched.
+      const lf = chunk.indexOf('\n');
+      if (lf < 0 || lf === chunk.length - 1) {
+        this.cut(this.carry + chunk);
+        return;
+      }
+      this.cut(this.carry + chunk.slice(0, lf + 1));
+      chunk = chunk.slice(lf + 1);
+      if (this.stopped) {
+        this.items.push({ text: chunk });
+        return;
+      }
+    }
+    this.cut(chunk);
+  }
+
+  /** Cuts `text`, a chunk with nothing carried before it (`carry` is empty). */
+  private cut(text: string): void {
     this.carry = '';
     let pos = 0;
     let quoteAt = -1;

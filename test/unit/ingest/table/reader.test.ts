@@ -120,6 +120,27 @@ async function batches(chunks: string[], onChunk?: (chunk: string) => void) {
   return got;
 }
 
+describe('blank lines', () => {
+  it('are each a row of one empty cell, numbered, all one frozen record (no array per blank line)', () => {
+    const rows = read(['a,b\n\n\r\n', '\nc,d\n\n"q"\n\n'], {});
+    expect(rows.map((r) => [r.cells, r.row, r.quoted])).toEqual([
+      [['a', 'b'], 1, false],
+      [[''], 2, false],
+      [[''], 3, false],
+      [[''], 4, false],
+      [['c', 'd'], 5, false],
+      [[''], 6, false],
+      [['q'], 7, true],
+      [[''], 8, false],
+    ]);
+    const blanks = rows.filter((r) => r.cells.length === 1 && r.cells[0] === '' && !r.quoted);
+    expect(new Set(blanks.map((r) => r.cells)).size).toBe(1);
+    expect(Object.isFrozen(blanks[0]!.cells)).toBe(true);
+    // A quoted empty value is a record of its own, not the blank one.
+    expect(read(['""\n'])[0]!.cells).not.toBe(blanks[0]!.cells);
+  });
+});
+
 describe('the delimiter', () => {
   it('is one character other than a quote or a line break', () => {
     for (const ok of [',', ';', '\t', '|', ' ', 'x']) expect(() => checkDelimiter(ok)).not.toThrow();
