@@ -45,6 +45,7 @@ interface Shape {
   lastBreak: boolean;
   chunk: number;
   runChars: number;
+  slabBytes: number;
 }
 
 const shape: fc.Arbitrary<Shape> = fc.record({
@@ -65,6 +66,7 @@ const shape: fc.Arbitrary<Shape> = fc.record({
   chunk: fc.integer({ min: 1, max: 300 }),
   // From a run per line or so to everything in memory.
   runChars: fc.oneof(fc.integer({ min: 1, max: 400 }), fc.constant(1 << 20)),
+  slabBytes: fc.constantFrom(4, 16, 128, 1 << 19),
 });
 
 function spell(cell: string, quoteAll: boolean): string {
@@ -122,7 +124,7 @@ async function sorted(
     for (const c of contents) {
       const file = await sortByCustomer(
         { input: source(c.name, c.text, s.chunk), role: c.role },
-        { mapping: IDENTITY_MAPPING, folder, runChars: s.runChars },
+        { mapping: IDENTITY_MAPPING, folder, runChars: s.runChars, slabBytes: s.slabBytes },
       );
       if (file === undefined) return undefined;
       out.push(file);
@@ -235,7 +237,7 @@ describe('the line sort against a plain stable sort of the lines', () => {
   const id = fc.string({ unit: fc.constantFrom('1', 'A', 'b', 'Ü', '-', '😀', '\uff5e'), minLength: 1, maxLength: 3 });
   const cell = fc.string({ unit: fc.constantFrom('a', '1', ' ', '.', 'é', '€', '😀'), maxLength: 12 });
 
-  it('gives each customer its lines in the file order, and each line its row, in runs of any size', async () => {
+  it('gives each customer its lines in the file order, and each line its row, in runs and slabs of any size', async () => {
     let onDisk = 0;
     let inMemory = 0;
     await fc.assert(
@@ -249,7 +251,9 @@ describe('the line sort against a plain stable sort of the lines', () => {
         fc.boolean(),
         fc.integer({ min: 1, max: 200 }),
         fc.oneof(fc.integer({ min: 1, max: 600 }), fc.constant(1 << 20)),
-        async (customers, rows, crlf, lastBreak, chunk, runChars) => {
+        // Slabs of a few bytes: lines and characters split between slabs, numbers between chunks.
+        fc.constantFrom(4, 8, 32, 256, 1 << 19),
+        async (customers, rows, crlf, lastBreak, chunk, runChars, slabBytes) => {
           const eol = crlf ? '\r\n' : '\n';
           const lines = rows.map((r) => ({
             customerId: customers[r.customer % customers.length]!,
@@ -264,7 +268,7 @@ describe('the line sort against a plain stable sort of the lines', () => {
           try {
             const file = await sortByCustomer(
               { input: source('export.csv', text, chunk), role: 'rows' },
-              { mapping: IDENTITY_MAPPING, folder, runChars },
+              { mapping: IDENTITY_MAPPING, folder, runChars, slabBytes },
             );
             expect(file).toBeDefined();
             if (readdirSync(folder.dir).some((name) => name.endsWith('.run.text'))) onDisk++;

@@ -33,6 +33,8 @@ import type { InputSource } from '../sources.js';
  * typed arrays, a run costs the garbage collector nothing, whatever its size.
  */
 export const RUN_CHARS = 32 << 20;
+/** The blocks a run is held in (bytes; a power of two): under 1 MB, see `Held`. */
+export const SLAB_BYTES = 1 << 19;
 /** Pieces held before a run is written out: 12 bytes each besides their text (very short lines). */
 const RUN_PIECES = 1 << 20;
 /** An export this small is sorted in memory, without files. */
@@ -40,7 +42,7 @@ const IN_MEMORY_CHARS = 4 << 20;
 /** More runs than this (an export over 8 GB) is staged instead: each run open at once costs read buffers. */
 const MAX_RUNS = 256;
 const READ_BYTES = 1 << 16;
-const WRITE_BYTES = 1 << 20;
+const WRITE_BYTES = 1 << 18;
 /** Text handed to the reader at a time. */
 const OUT_CHARS = 1 << 16;
 
@@ -91,6 +93,8 @@ export interface LineSortOptions {
   folder: TempFolder;
   /** Characters of lines held before a run is written out (tests make it small). */
   runChars?: number;
+  /** Bytes of the blocks a run is held in, a power of two of at least 4 (tests make it small). */
+  slabBytes?: number;
   /** Told the lines cut so far as chunks go by; may throw to stop the sort. */
   onLines?: (lines: number) => void;
 }
@@ -113,7 +117,7 @@ export async function sortByCustomer(file: SortFile, options: LineSortOptions): 
   });
   let header: string | undefined;
   let nextRow = 1;
-  const held = new Held(Math.min(budget, (file.input.bytes ?? 0) + 1024));
+  const held = new Held(options.slabBytes ?? SLAB_BYTES);
   const runFiles: string[] = [];
   /** Writes the run held out; false when that would make too many. */
   const spill = (): boolean => {
@@ -194,52 +198,78 @@ function countLines(text: string, atEnd: boolean): number {
 }
 
 /**
- * The lines of the next run, as UTF-8 in one buffer, with numbers in typed arrays rather than an
- * object or a string per piece (a shuffled export makes a piece of every line: objects kept that
- * long are what the garbage collector copies and promotes): piece `p`'s bytes are
- * `[starts[p], starts[p + 1])`, its customer `ids[customers[p]]`. Pieces come in the file's order,
- * each from the row after the last: their rows follow from `firstRow` and their lines. Pieces are
- * encoded a chunk's worth at a time (`encode`): one call per line cost more than the cut.
+ * The lines of the next run, as UTF-8 in slabs, with numbers in chunked typed arrays rather than
+ * an object or a string per piece (a shuffled export makes a piece of every line: objects kept
+ * that long are what the garbage collector copies and promotes). Piece `p`'s bytes are
+ * `[starts(p), starts(p + 1))` of the slabs taken end to end (a piece may span slabs); its rows
+ * `[rows(p), rows(p + 1))`; the next piece of its customer `links(p)`. Customer `c` is `ids[c]`,
+ * its first piece `heads(c)`, its last `tails(c)`. Pieces are encoded a chunk's worth at a time
+ * (`encode`): one call per line cost more than the cut.
+ *
+ * Why slabs, kept from run to run and dropped only when the sort ends: glibc serves each block
+ * over 128 KB with its own mapping and, when one is freed, raises that threshold to its size (up
+ * to 32 MiB). Buffers of 1–32 MB freed after each run lifted it so far that the push's request
+ * bodies, sent after the sort, came from the heap, which keeps its pages: 20–30 MB more at the
+ * push's peak. No block the sort frees is larger than a slab.
  */
 class Held {
-  bytes: Buffer;
   used = 0;
   pieces = 0;
   chars = 0;
-  firstRow = 0;
   ids: string[] = [];
-  starts: Uint32Array = new Uint32Array(1 << 12);
-  customers: Uint32Array = new Uint32Array(1 << 12);
-  lines: Uint32Array = new Uint32Array(1 << 12);
-  /** Each piece's characters (its bytes may be more). */
-  lengths: Uint32Array = new Uint32Array(1 << 12);
+  readonly bytes: Slabs;
+  readonly starts: Words;
+  readonly rows: Words;
+  readonly links: Words;
+  readonly heads: Words;
+  readonly tails: Words;
+  /** Each customer's pieces and characters. */
+  readonly counts: Words;
+  readonly lengths: Words;
+  /** The buffers runs are written through. */
+  readonly textOut: Buffer;
+  readonly metaOut: Buffer;
   private index = new Map<string, number>();
   /** Pieces added since the last `encode`, and their text together. */
   private batch: string[] = [];
   private batchText = '';
 
-  constructor(capacity: number) {
-    this.bytes = Buffer.allocUnsafe(Math.max(capacity, 1 << 16));
+  constructor(slabBytes: number) {
+    slabBytes = Math.max(slabBytes, 4);
+    this.bytes = new Slabs(slabBytes);
+    const words = Math.max(slabBytes >>> 2, 1);
+    this.starts = new Words(words);
+    this.rows = new Words(words);
+    this.links = new Words(words);
+    this.heads = new Words(words);
+    this.tails = new Words(words);
+    this.counts = new Words(words);
+    this.lengths = new Words(words);
+    this.textOut = Buffer.allocUnsafeSlow(Math.min(slabBytes, WRITE_BYTES));
+    this.metaOut = Buffer.allocUnsafeSlow(Math.min(slabBytes, WRITE_BYTES));
   }
 
   add(customerId: string, row: number, lines: number, text: string): void {
+    const p = this.pieces++;
     let customer = this.index.get(customerId);
     if (customer === undefined) {
       customer = this.ids.length;
       this.ids.push(customerId);
       this.index.set(customerId, customer);
+      this.heads.set(customer, p);
+      this.counts.set(customer, 1);
+      this.lengths.set(customer, text.length);
+    } else {
+      this.links.set(this.tails.get(customer), p);
+      this.counts.set(customer, this.counts.get(customer) + 1);
+      this.lengths.set(customer, this.lengths.get(customer) + text.length);
     }
-    const p = this.pieces++;
-    if (p === 0) this.firstRow = row;
-    if (p + 1 >= this.starts.length) {
-      this.starts = grown(this.starts);
-      this.customers = grown(this.customers);
-      this.lines = grown(this.lines);
-      this.lengths = grown(this.lengths);
-    }
-    this.customers[p] = customer;
-    this.lines[p] = lines;
-    this.lengths[p] = text.length;
+    this.tails.set(customer, p);
+    // Read once past a customer's last piece (by the loops that follow the links): set.
+    this.links.set(p, 0);
+    // Pieces follow each other in the file: a piece's rows end where the next one's start.
+    if (p === 0) this.rows.set(0, row);
+    this.rows.set(p + 1, row + lines);
     this.chars += text.length;
     this.batch.push(text);
     this.batchText += text;
@@ -250,27 +280,22 @@ class Held {
     const text = this.batchText;
     const batch = this.batch;
     if (batch.length === 0) return;
-    if (this.bytes.length - this.used < 3 * text.length) {
-      const larger = Buffer.allocUnsafe(Math.max(this.used + 3 * text.length, 2 * this.bytes.length));
-      this.bytes.copy(larger, 0, 0, this.used);
-      this.bytes = larger;
-    }
-    const bytes = this.bytes.write(text, this.used, 'utf8');
+    const bytes = this.bytes.write(text, this.used) - this.used;
     // Lines end in a line break: no character is split between two pieces.
     const ascii = bytes === text.length;
     let at = this.used;
     let p = this.pieces - batch.length;
     for (const piece of batch) {
-      this.starts[p++] = at;
+      this.starts.set(p++, at);
       at += ascii ? piece.length : Buffer.byteLength(piece, 'utf8');
     }
-    this.starts[p] = at;
+    this.starts.set(p, at);
     this.used = at;
     this.batch = [];
     this.batchText = '';
   }
 
-  /** Nothing held; `release`: the buffers too. */
+  /** Nothing held; `release`: the slabs too. */
   clear(release = false): void {
     this.used = 0;
     this.pieces = 0;
@@ -278,55 +303,110 @@ class Held {
     this.ids = [];
     this.index = new Map();
     if (release) {
-      this.bytes = Buffer.alloc(0);
-      this.starts = this.customers = this.lines = this.lengths = new Uint32Array(1);
+      this.bytes.release();
+      for (const words of [this.starts, this.rows, this.links, this.heads, this.tails, this.counts, this.lengths])
+        words.release();
     }
   }
 
-  /** Each piece's first row. */
-  rows(): Uint32Array {
-    const rows = new Uint32Array(this.pieces);
-    let row = this.firstRow;
-    for (let p = 0; p < rows.length; p++) {
-      rows[p] = row;
-      row += this.lines[p]!;
-    }
-    return rows;
-  }
-
-  /**
-   * The customers in `compareIds` order (`order`, places in `ids`) and the pieces grouped by
-   * customer in that order, each customer's in the file's order: customer `order[k]`'s are
-   * `pieces[starts[k]]` to `pieces[starts[k + 1] - 1]` (a counting sort, stable).
-   */
-  sorted(): { order: number[]; starts: Uint32Array; pieces: Uint32Array } {
-    const ids = this.ids;
-    const order = sortedIds(ids).map((id) => this.index.get(id)!);
-    const rank = new Uint32Array(ids.length);
-    for (let k = 0; k < order.length; k++) rank[order[k]!] = k;
-    const starts = new Uint32Array(ids.length + 1);
-    const customers = this.customers;
-    const count = this.pieces;
-    for (let p = 0; p < count; p++) {
-      const k = rank[customers[p]!]! + 1;
-      starts[k] = starts[k]! + 1;
-    }
-    for (let k = 0; k < ids.length; k++) starts[k + 1] = starts[k + 1]! + starts[k]!;
-    const next = starts.slice(0, ids.length);
-    const pieces = new Uint32Array(count);
-    for (let p = 0; p < count; p++) {
-      const k = rank[customers[p]!]!;
-      pieces[next[k]!] = p;
-      next[k] = next[k]! + 1;
-    }
-    return { order, starts, pieces };
+  /** The customers (places in `ids`) in `compareIds` order. */
+  order(): number[] {
+    return sortedIds(this.ids).map((id) => this.index.get(id)!);
   }
 }
 
-function grown(array: Uint32Array): Uint32Array {
-  const larger = new Uint32Array(array.length * 2);
-  larger.set(array);
-  return larger;
+/** A growing array of 32-bit numbers, in chunks of `size`; chunks are kept until `release`. */
+class Words {
+  private chunks: Uint32Array[] = [];
+  private readonly shift: number;
+  private readonly mask: number;
+
+  constructor(size: number) {
+    this.shift = 31 - Math.clz32(size);
+    this.mask = (1 << this.shift) - 1;
+  }
+
+  get(i: number): number {
+    return this.chunks[i >>> this.shift]![i & this.mask]!;
+  }
+
+  set(i: number, value: number): void {
+    const c = i >>> this.shift;
+    while (c >= this.chunks.length) this.chunks.push(new Uint32Array(this.mask + 1));
+    this.chunks[c]![i & this.mask] = value;
+  }
+
+  release(): void {
+    this.chunks = [];
+  }
+}
+
+/** Bytes at addresses from 0, in slabs of `size` (a power of two) taken end to end; kept until `release`. */
+class Slabs {
+  private slabs: Buffer[] = [];
+  private readonly shift: number;
+  private readonly size: number;
+  private readonly encoder = new TextEncoder();
+  private readonly scratch = new Uint8Array(4);
+  private readonly decoder = new StringDecoder('utf8');
+
+  constructor(size: number) {
+    this.shift = 31 - Math.clz32(size);
+    this.size = 1 << this.shift;
+  }
+
+  private slab(k: number): Buffer {
+    while (k >= this.slabs.length) this.slabs.push(Buffer.allocUnsafeSlow(this.size));
+    return this.slabs[k]!;
+  }
+
+  /** Writes `text` as UTF-8 from address `at`; returns the address after it. */
+  write(text: string, at: number): number {
+    let from = 0;
+    while (from < text.length) {
+      const slab = this.slab(at >>> this.shift);
+      const offset = at & (this.size - 1);
+      const rest = from === 0 ? text : text.slice(from);
+      if (this.size - offset >= 3 * rest.length) return at + slab.write(rest, offset, 'utf8');
+      const { read, written } = this.encoder.encodeInto(rest, slab.subarray(offset));
+      at += written;
+      from += read;
+      if (from < text.length && (at & (this.size - 1)) !== 0) {
+        // The next character does not fit in what is left of the slab: its bytes go on in the next.
+        const units = text.codePointAt(from)! > 0xffff ? 2 : 1;
+        const { written: n } = this.encoder.encodeInto(text.slice(from, from + units), this.scratch);
+        for (let i = 0; i < n; i++, at++) this.slab(at >>> this.shift)[at & (this.size - 1)] = this.scratch[i]!;
+        from += units;
+      }
+    }
+    return at;
+  }
+
+  /** Hands `[start, end)` to `to` a slab's part at a time. */
+  parts(start: number, end: number, to: (slab: Buffer, from: number, until: number) => void): void {
+    while (start < end) {
+      const offset = start & (this.size - 1);
+      const length = Math.min(end - start, this.size - offset);
+      to(this.slabs[start >>> this.shift]!, offset, offset + length);
+      start += length;
+    }
+  }
+
+  /** `[start, end)` decoded; it holds whole characters. */
+  text(start: number, end: number): string {
+    const offset = start & (this.size - 1);
+    if (offset + (end - start) <= this.size)
+      return this.slabs[start >>> this.shift]!.toString('utf8', offset, offset + end - start);
+    let text = '';
+    this.parts(start, end, (slab, from, until) => {
+      text += this.decoder.write(slab.subarray(from, until));
+    });
+    return text + this.decoder.end();
+  }
+
+  release(): void {
+    this.slabs = [];
+  }
 }
 
 /** Ids in code point order (JavaScript's default sort is by UTF-16 units: the same below U+D800). */
@@ -355,48 +435,62 @@ interface Run {
  * Lengths in characters: the text is decoded in blocks, not a customer at a time.
  */
 function writeRun(path: string, held: Held): void {
-  const { order, starts, pieces } = held.sorted();
-  const { ids, bytes, starts: at, lines, lengths } = held;
-  const rows = held.rows();
-  const meta = new Uint32Array(3 * order.length + 2 * pieces.length);
-  let m = 0;
-  const text = new RunWriter(`${path}.text`);
+  const { ids, bytes, starts, rows, links, heads, counts, lengths } = held;
+  const text = new RunWriter(`${path}.text`, held.textOut);
+  const copy = (slab: Buffer, from: number, until: number): void => {
+    text.copy(slab, from, until);
+  };
   try {
-    for (let k = 0; k < order.length; k++) {
-      const id = ids[order[k]!]!;
-      text.text(id);
-      meta[m++] = id.length;
-      meta[m++] = starts[k + 1]! - starts[k]!;
-      const charsAt = m++;
-      let chars = 0;
-      for (let i = starts[k]!; i < starts[k + 1]!; i++) {
-        const p = pieces[i]!;
-        text.copy(bytes, at[p]!, at[p + 1]!);
-        chars += lengths[p]!;
-        meta[m++] = rows[p]!;
-        meta[m++] = lines[p]!;
+    const meta = new RunWriter(`${path}.meta`, held.metaOut);
+    try {
+      for (const c of held.order()) {
+        const id = ids[c]!;
+        const pieces = counts.get(c);
+        text.text(id);
+        meta.number(id.length);
+        meta.number(pieces);
+        meta.number(lengths.get(c));
+        for (let n = 0, p = heads.get(c); n < pieces; n++, p = links.get(p)) {
+          bytes.parts(starts.get(p), starts.get(p + 1), copy);
+          const row = rows.get(p);
+          meta.number(row);
+          meta.number(rows.get(p + 1) - row);
+        }
       }
-      meta[charsAt] = chars;
+      meta.flush();
+    } finally {
+      meta.close();
     }
     text.flush();
   } finally {
     text.close();
   }
-  const fd = openSync(`${path}.meta`, 'wx', 0o600);
-  try {
-    writeAll(fd, new Uint8Array(meta.buffer));
-  } finally {
-    closeSync(fd);
-  }
 }
 
+/** A file written through a buffer of the sort's (kept from run to run). */
 class RunWriter {
   private readonly fd: number;
-  private readonly buffer = Buffer.allocUnsafe(WRITE_BYTES);
   private used = 0;
 
-  constructor(path: string) {
+  constructor(
+    path: string,
+    private readonly buffer: Buffer,
+  ) {
     this.fd = openSync(path, 'wx', 0o600);
+  }
+
+  /** Writes a 32-bit number, little-endian. */
+  number(value: number): void {
+    if (this.buffer.length - this.used < 4) {
+      this.flush();
+      if (this.buffer.length < 4) {
+        const word = Buffer.allocUnsafe(4);
+        word.writeUInt32LE(value, 0);
+        writeAll(this.fd, word);
+        return;
+      }
+    }
+    this.used = this.buffer.writeUInt32LE(value, this.used);
   }
 
   /** Writes `value` as UTF-8; returns its bytes. */
@@ -448,35 +542,31 @@ class MemoryRun implements Run {
   customerId = '';
   text = '';
   private readonly order: number[];
-  private readonly starts: Uint32Array;
-  private readonly pieces: Uint32Array;
-  private readonly rows: Uint32Array;
   private k = -1;
 
   constructor(private held: Held | undefined) {
-    ({ order: this.order, starts: this.starts, pieces: this.pieces } = held!.sorted());
-    this.rows = held!.rows();
+    this.order = held!.order();
   }
 
   next(): boolean {
     const held = this.held;
     if (held === undefined || ++this.k >= this.order.length) return false;
-    this.customerId = held.ids[this.order[this.k]!]!;
+    const c = this.order[this.k]!;
+    this.customerId = held.ids[c]!;
     let text = '';
-    for (let i = this.starts[this.k]!; i < this.starts[this.k + 1]!; i++) {
-      const p = this.pieces[i]!;
-      text += held.bytes.toString('utf8', held.starts[p]!, held.starts[p + 1]!);
-    }
+    const { starts, links } = held;
+    for (let n = 0, p = held.heads.get(c), pieces = held.counts.get(c); n < pieces; n++, p = links.get(p))
+      text += held.bytes.text(starts.get(p), starts.get(p + 1));
     this.text = text;
     return true;
   }
 
   mapRows(rows: RowMap): void {
     const held = this.held!;
-    for (let i = this.starts[this.k]!; i < this.starts[this.k + 1]!; i++) {
-      const p = this.pieces[i]!;
-      rows.add(this.rows[p]!, held.lines[p]!);
-    }
+    const c = this.order[this.k]!;
+    const { rows: from, links } = held;
+    for (let n = 0, p = held.heads.get(c), pieces = held.counts.get(c); n < pieces; n++, p = links.get(p))
+      rows.add(from.get(p), from.get(p + 1) - from.get(p));
   }
 
   close(): void {

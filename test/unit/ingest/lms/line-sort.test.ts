@@ -83,4 +83,35 @@ describe('the line sort', () => {
       folder.close();
     }
   });
+
+  it('holds lines across slabs: a line, and a character, split between two slabs, on disk and in memory', async () => {
+    // Slabs of 16 bytes: nearly every line spans two or more, and characters of 2 to 4 bytes fall
+    // on their edges at every offset; the rows' numbers span chunks of 4 as well.
+    const lines: { customerId: string; row: number; text: string }[] = [];
+    for (let i = 0; i < 400; i++) {
+      const customerId = ['B😀', 'A', 'Ç'][i % 3]!;
+      const text = `${customerId},L${i % 5},${['é', 'é€', '€😀', '😀😀é'][i % 4]}${'x'.repeat(i % 11)},1,2024-01-01,Y,P${i},\n`;
+      lines.push({ customerId, row: i + 2, text });
+    }
+    const text = `${HEADER}\n${lines.map((l) => l.text).join('')}`;
+    const expected = [...lines].sort((a, b) => compareIds(a.customerId, b.customerId) || a.row - b.row);
+    for (const runChars of [1000, 1 << 20]) {
+      const folder = new TempFolder(work);
+      try {
+        const sorted = await sortByCustomer(
+          { input: source(text, 777), role: 'rows' },
+          { mapping: IDENTITY_MAPPING, folder, runChars, slabBytes: 16 },
+        );
+        expect(sorted).toBeDefined();
+        const runs = readdirSync(folder.dir).filter((name) => name.endsWith('.run.text')).length;
+        expect(runs > 2).toBe(runChars === 1000);
+        let out = '';
+        for await (const part of sorted!.input.stream) out += part as string;
+        expect(out).toBe(`${HEADER}\n${expected.map((l) => l.text).join('')}`);
+        expected.forEach((l, i) => expect(sorted!.rows.of(i + 2)).toBe(l.row));
+      } finally {
+        folder.close();
+      }
+    }
+  });
 });
