@@ -647,15 +647,16 @@ class BlockReader {
 }
 
 class MetaReader extends BlockReader {
-  private readonly words = new Uint32Array(READ_BYTES / 4);
-  private readonly bytes = new Uint8Array(this.words.buffer);
+  private readonly bytes = new Uint8Array(READ_BYTES);
+  /** Read as written (little-endian), whatever the machine's own order. */
+  private readonly words = new DataView(this.bytes.buffer);
   private at = 0;
   private end = 0;
 
   /** The next number; undefined at the end of the file. */
   number(): number | undefined {
     if (this.at === this.end && !this.fill()) return undefined;
-    return this.words[this.at++];
+    return this.words.getUint32(4 * this.at++, true);
   }
 
   need(value: number | undefined): number {
