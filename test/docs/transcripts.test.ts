@@ -28,7 +28,9 @@ describe('the transcripts in docs/ (```console run)', () => {
     expect(transcriptPages().length).toBeGreaterThanOrEqual(3);
   });
 
-  it.each(transcriptPages().map((p) => [p.slice(p.lastIndexOf('docs/')), p]))(
+  // Each page has its own sandbox, folder, HOME, config and state: the pages run side by side,
+  // one's waits (a sandbox starting and stopping, a shell starting) overlapping another's work.
+  it.concurrent.each(transcriptPages().map((p) => [p.slice(p.lastIndexOf('docs/')), p]))(
     '%s: every command ends as the page shows',
     async (_name, page) => {
       const { problems } = await runTranscripts(page);

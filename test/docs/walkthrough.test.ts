@@ -1,16 +1,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { README, runWalkthrough, walkthroughBlocks, type Walkthrough } from './walkthrough.js';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { README, running, runWalkthrough, walkthroughBlocks, type Walkthrough } from './walkthrough.js';
 
 describe('the README walkthrough', () => {
   it('reads the marked blocks, in order, with the exit code each is meant to end with', () => {
@@ -52,7 +43,7 @@ describe('the README walkthrough', () => {
       const vars = readFileSync(join(w.root, 'state', 'vars'), 'utf8');
       const pid = Number(/SANDBOX_PID="?(\d+)/.exec(vars)?.[1]);
       expect(pid).toBeGreaterThan(0);
-      expect(alive(pid)).toBe(false);
+      expect(running(pid)).toBe(false);
       expect(existsSync(join(w.workDir, 'rejects.csv'))).toBe(true);
     } finally {
       if (w) rmSync(w.root, { recursive: true, force: true });
@@ -115,7 +106,7 @@ describe('the README walkthrough', () => {
         expect(w.results[1]!.output).toMatch(/^\d+\.\d+\.\d+\n$/);
         const pid = Number(/SLEEPER="?(\d+)/.exec(readFileSync(join(w.root, 'state', 'vars'), 'utf8'))?.[1]);
         expect(pid).toBeGreaterThan(0);
-        expect(alive(pid)).toBe(false);
+        expect(running(pid)).toBe(false);
       } finally {
         rmSync(w.root, { recursive: true, force: true });
       }

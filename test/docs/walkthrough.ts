@@ -232,21 +232,39 @@ function stopGroup(pgid: number | undefined, signal: NodeJS.Signals = 'SIGTERM')
   }
 }
 
-function groupAlive(pgid: number): boolean {
+/**
+ * Whether a process (or, with `group`, a process group) still runs. A background process whose
+ * shell has exited is an orphan: once it ends it stays a zombie until init reaps it, which on the
+ * project machine takes up to 2 s, and `kill(pid, 0)` still finds it. A zombie has stopped: on
+ * Linux, /proc says so.
+ */
+export function running(id: number, group = false): boolean {
   try {
-    process.kill(-pgid, 0);
-    return true;
+    process.kill(group ? -id : id, 0);
   } catch {
     return false;
   }
+  if (!existsSync('/proc/self/stat')) return true;
+  const pids = group ? readdirSync('/proc').filter((e) => /^\d+$/.test(e)) : [String(id)];
+  return pids.some((pid) => {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      return false; // gone since
+    }
+    // pid (comm) state ppid pgrp …: comm may hold spaces and parentheses, so from the last ')'.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return state !== 'Z' && state !== 'X' && (!group || Number(pgrp) === id);
+  });
 }
 
 /** Stops every process group the blocks started: SIGTERM, then SIGKILL after 10 s. */
 async function stopAll(groups: number[]): Promise<void> {
   for (const g of groups) stopGroup(g);
   const deadline = Date.now() + 10_000;
-  while (groups.some(groupAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  for (const g of groups) if (groupAlive(g)) stopGroup(g, 'SIGKILL');
+  while (groups.some((g) => running(g, true)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  for (const g of groups) if (running(g, true)) stopGroup(g, 'SIGKILL');
 }
 
 /**
