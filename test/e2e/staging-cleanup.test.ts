@@ -14,8 +14,12 @@ import { MAPPING, pushEnv, sleep, spawnBinary } from './push-helpers.js';
 const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-staging-'));
 beforeAll(async () => {
   await writeExport({ out: join(work, 'export'), customers: 6_000, seed: 21, paymentsPerCustomer: 10, shuffle: true });
-  const header = readFileSync(join(work, 'export', 'export.csv'), 'utf8').split('\n')[0];
-  writeFileSync(join(work, 'export', 'more.csv'), `${header}\n`);
+  // The run after a killed one, of the same shape: its start removes what the killed run left.
+  await writeExport({ out: join(work, 'small'), customers: 20, seed: 21, paymentsPerCustomer: 3, shuffle: true });
+  for (const dir of ['export', 'small']) {
+    const header = readFileSync(join(work, dir, 'export.csv'), 'utf8').split('\n')[0];
+    writeFileSync(join(work, dir, 'more.csv'), `${header}\n`);
+  }
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -49,7 +53,7 @@ describe('the staging files of a push', () => {
         expect((await killed.exited).signal).toBe('SIGKILL');
         expect(stagingDirs(tmp)).toContain(seen);
 
-        const next = spawnBinary(args, env, join(work, 'export'));
+        const next = spawnBinary(args, env, join(work, 'small'));
         const exit = await next.exited;
         expect(exit.code).toBe(0);
         expect(stagingDirs(tmp)).toEqual([]);
