@@ -11,11 +11,20 @@ import { dumpLoanPerformance, FIXTURES, MAPPING, pushEnv, sleep, spawnBinary } f
 
 const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-push-'));
 let counts: { customers: number; loans: number; payments: number };
+/** A tenth of `export`, for the tests that push it in ten times smaller chunks: the same requests. */
+let small: { customers: number; loans: number; payments: number };
 
 beforeAll(async () => {
   counts = await writeExport({
     out: join(work, 'export'),
     customers: 2500,
+    seed: 5,
+    paymentsPerCustomer: 4,
+    shuffle: true,
+  });
+  small = await writeExport({
+    out: join(work, 'small'),
+    customers: 250,
     seed: 5,
     paymentsPerCustomer: 4,
     shuffle: true,
@@ -74,9 +83,9 @@ describe('customers batch against the sandbox', () => {
   });
 
   it('splits a request the service refuses as too large (413) and loses nothing', async () => {
-    // About 2 KB a customer: each 1,000-customer chunk is halved three times (17 refusals in all);
-    // 16 KiB took hundreds of refused requests to prove the same.
-    const sandbox = await startSandboxProcess(['--max-body', String(256 * 1024)]);
+    // Each 100-customer chunk is halved three times (17 refusals in all, as 2,500 customers in
+    // chunks of 1,000 under 256 KiB had); far smaller bodies took hundreds to prove the same.
+    const sandbox = await startSandboxProcess(['--max-body', String(24 * 1024)]);
     try {
       const env = pushEnv(sandbox);
       const res = await runBinary(
@@ -89,17 +98,19 @@ describe('customers batch against the sandbox', () => {
           'payments.csv',
           '--mapping',
           MAPPING,
+          '--chunk-size',
+          '100',
           '-o',
           'json',
         ],
-        { env, cwd: join(work, 'export') },
+        { env, cwd: join(work, 'small') },
       );
       expect(res.code).toBe(0);
       const summary = JSON.parse(res.stdout);
-      expect(summary.customers).toMatchObject({ read: 2500, accepted: 2500, rejected: 0, not_sent: 0 });
+      expect(summary.customers).toMatchObject({ read: 250, accepted: 250, rejected: 0, not_sent: 0 });
       expect(summary.requests.sent).toBeGreaterThan(3);
       expect(JSON.stringify(summary.notes)).toContain('HTTP 413');
-      expect(await sandbox.stats()).toMatchObject({ customers: 2500, loans: counts.loans, payments: counts.payments });
+      expect(await sandbox.stats()).toMatchObject({ customers: 250, loans: small.loans, payments: small.payments });
     } finally {
       await sandbox.stop();
     }
@@ -183,15 +194,15 @@ describe('customers batch against the sandbox', () => {
     const sandbox = await startSandboxProcess(['--fail-rate', '0.2', '--reset-rate', '0.05', '--random-seed', '42']);
     try {
       const res = await runBinary(
-        ['customers', 'batch', 'export.csv', '--mapping', MAPPING, '--chunk-size', '100', '-o', 'json'],
-        { env: pushEnv(sandbox), cwd: join(work, 'export') },
+        ['customers', 'batch', 'export.csv', '--mapping', MAPPING, '--chunk-size', '10', '-o', 'json'],
+        { env: pushEnv(sandbox), cwd: join(work, 'small') },
       );
       expect(res.code).toBe(0);
       const summary = JSON.parse(res.stdout);
-      expect(summary.customers).toMatchObject({ accepted: 2500, not_sent: 0 });
+      expect(summary.customers).toMatchObject({ accepted: 250, not_sent: 0 });
       expect(summary.retries).toBeGreaterThan(0);
       const stats = await sandbox.stats();
-      expect(stats).toMatchObject({ customers: 2500, loans: counts.loans, payments: counts.payments });
+      expect(stats).toMatchObject({ customers: 250, loans: small.loans, payments: small.payments });
       expect(stats.faults['503']).toBeGreaterThan(0);
     } finally {
       await sandbox.stop();
@@ -204,9 +215,9 @@ describe('customers batch against the sandbox', () => {
     try {
       const env = pushEnv(sandbox);
       const first = spawnBinary(
-        ['customers', 'batch', 'export.csv', '--mapping', MAPPING, '--chunk-size', '100', '--concurrency', '1'],
+        ['customers', 'batch', 'export.csv', '--mapping', MAPPING, '--chunk-size', '10', '--concurrency', '1'],
         env,
-        join(work, 'export'),
+        join(work, 'small'),
       );
       // Wait until the first run holds the lock (it takes it before reading the export).
       const lockFile = join(env.LEADCTL_STATE_DIR!, 'locks', 'default.lock');
@@ -214,7 +225,7 @@ describe('customers batch against the sandbox', () => {
       expect(existsSync(lockFile)).toBe(true);
       const second = await runBinary(['customers', 'batch', 'export.csv', '--mapping', MAPPING], {
         env,
-        cwd: join(work, 'export'),
+        cwd: join(work, 'small'),
       });
       expect(second.code).toBe(7);
       expect(errorLines(second.stderr)).toMatch(/another push is running for profile "default" \(process \d+/);
