@@ -32,7 +32,8 @@ describe('a push killed with SIGKILL, then rerun with --resume', () => {
     const exportDir = join(work, 'export');
     await writeExport({
       out: exportDir,
-      customers: 1200,
+      // 12 requests of 20 customers (as 1,200 in chunks of 100 made, with a fifth of the data).
+      customers: 240,
       seed: 9,
       paymentsPerCustomer: 3,
       shuffle: true,
@@ -45,7 +46,7 @@ describe('a push killed with SIGKILL, then rerun with --resume', () => {
       '--mapping',
       MAPPING,
       '--chunk-size',
-      '100',
+      '20',
       '--concurrency',
       '2',
       '-o',
@@ -100,7 +101,7 @@ describe('a push killed with SIGKILL, then rerun with --resume', () => {
         acknowledged_before: ackedBeforeKill,
         sent: 12 - ackedBeforeKill,
       });
-      expect(summary.customers).toMatchObject({ read: 1200, accepted: 1200, not_sent: 0 });
+      expect(summary.customers).toMatchObject({ read: 240, accepted: 240, not_sent: 0 });
       expect(batchRequests(await sandbox.stats())).toBe(12 - ackedBeforeKill);
     } finally {
       await sandbox.stop();
