@@ -136,28 +136,24 @@ describe('leadctl auth (built binary against the sandbox)', () => {
   });
 });
 
-// A sandbox and a config folder each; the expiry test mostly sleeps: side by side.
+// A sandbox and a config folder each; the expiry test mostly sleeps: side by side. The first takes
+// the file's sandbox (the tests above are done with it) and moves its clock on for good.
 describe.concurrent('leadctl auth: token life cycle', () => {
   it('renews a token the service refuses (401) once, transparently', async () => {
-    const sb = await startSandboxProcess();
-    try {
-      const dir = freshConfigDir();
-      expect((await login(sb, dir)).code).toBe(0);
-      // Only the service's clock moves on (our cached token still looks valid for an hour):
-      // the token is refused with 401, renewed once and the request repeated.
-      await fetch(`${sb.baseUrl}/_sandbox/clock`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...adminHeaders(sb) },
-        body: JSON.stringify({ advance_seconds: 7200 }),
-      });
-      const refused = await leadctl(['--verbose', 'systems', 'ls'], dir);
-      expect(refused.code).toBe(0);
-      expect(refused.stderr).toContain('→ 401');
-      expect(refused.stderr).toContain('the service refused the previous one');
-      expect(JSON.parse(refused.stdout).length).toBeGreaterThan(0);
-    } finally {
-      await sb.stop();
-    }
+    const dir = freshConfigDir();
+    expect((await login(sandbox, dir)).code).toBe(0);
+    // Only the service's clock moves on (our cached token still looks valid for an hour):
+    // the token is refused with 401, renewed once and the request repeated.
+    await fetch(`${sandbox.baseUrl}/_sandbox/clock`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...adminHeaders(sandbox) },
+      body: JSON.stringify({ advance_seconds: 7200 }),
+    });
+    const refused = await leadctl(['--verbose', 'systems', 'ls'], dir);
+    expect(refused.code).toBe(0);
+    expect(refused.stderr).toContain('→ 401');
+    expect(refused.stderr).toContain('the service refused the previous one');
+    expect(JSON.parse(refused.stdout).length).toBeGreaterThan(0);
   });
 
   it('replaces an expired cached token before use (sandbox --token-ttl 2)', async () => {
