@@ -4,13 +4,15 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorLines, runBinary } from '../helpers/binary.js';
-import { startSandboxProcess } from '../helpers/sandbox.js';
+import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
 // @ts-expect-error plain JS generator shared with the benchmark
 import { batchShapeLines, writeExport } from '../../fixtures/lms/generate.mjs';
 import { dumpLoanPerformance, FIXTURES, MAPPING, pushEnv, sleep, spawnBinary } from './push-helpers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-push-'));
 let counts: { customers: number; loans: number; payments: number };
+/** A sandbox without faults for the first test (which counts what it holds) and the last. */
+let plain: TestSandbox;
 /** A tenth of `export`, for the tests that push it in ten times smaller chunks: the same requests. */
 let small: { customers: number; loans: number; payments: number };
 
@@ -22,6 +24,7 @@ beforeAll(async () => {
     paymentsPerCustomer: 4,
     shuffle: true,
   });
+  plain = await startSandboxProcess();
   small = await writeExport({
     out: join(work, 'small'),
     customers: 250,
@@ -30,56 +33,44 @@ beforeAll(async () => {
     shuffle: true,
   });
 });
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(async () => {
+  await plain?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
 
 const batchRequests = (stats: any): number =>
   stats.requests.by_route['POST /api/v1/loan-performance/batches/customers'] ?? 0;
 
 describe('customers batch against the sandbox', () => {
   it('sends 2,500 customers in 3 chunks, and the sandbox holds exactly what was sent', async () => {
-    const sandbox = await startSandboxProcess();
-    try {
-      const env = pushEnv(sandbox);
-      const res = await runBinary(
-        [
-          'customers',
-          'batch',
-          '--loans',
-          'loans.csv',
-          '--payments',
-          'payments.csv',
-          '--mapping',
-          MAPPING,
-          '-o',
-          'json',
-        ],
-        { env, cwd: join(work, 'export') },
-      );
-      expect(res.stderr).not.toMatch(/Error/);
-      expect(res.code).toBe(0);
-      const summary = JSON.parse(res.stdout);
-      expect(summary).toMatchObject({
-        status: 'completed',
-        requests: { total: 3, sent: 3 },
-        exit_code: 0,
-        rejects_file: null,
-      });
-      expect(summary.customers).toMatchObject({
-        read: 2500,
-        valid: 2500,
-        sent: 2500,
-        accepted: 2500,
-        rejected: 0,
-        not_sent: 0,
-      });
-      expect(summary.payments.accepted).toBe(counts.payments);
-      expect(summary.accounting).toMatchObject({ balanced: true, customers: { read: 2500, accounted_for: 2500 } });
-      const stats = await sandbox.stats();
-      expect(batchRequests(stats)).toBe(3);
-      expect(stats).toMatchObject({ customers: 2500, loans: counts.loans, payments: counts.payments });
-    } finally {
-      await sandbox.stop();
-    }
+    const sandbox = plain;
+    const env = pushEnv(sandbox);
+    const res = await runBinary(
+      ['customers', 'batch', '--loans', 'loans.csv', '--payments', 'payments.csv', '--mapping', MAPPING, '-o', 'json'],
+      { env, cwd: join(work, 'export') },
+    );
+    expect(res.stderr).not.toMatch(/Error/);
+    expect(res.code).toBe(0);
+    const summary = JSON.parse(res.stdout);
+    expect(summary).toMatchObject({
+      status: 'completed',
+      requests: { total: 3, sent: 3 },
+      exit_code: 0,
+      rejects_file: null,
+    });
+    expect(summary.customers).toMatchObject({
+      read: 2500,
+      valid: 2500,
+      sent: 2500,
+      accepted: 2500,
+      rejected: 0,
+      not_sent: 0,
+    });
+    expect(summary.payments.accepted).toBe(counts.payments);
+    expect(summary.accounting).toMatchObject({ balanced: true, customers: { read: 2500, accounted_for: 2500 } });
+    const stats = await sandbox.stats();
+    expect(batchRequests(stats)).toBe(3);
+    expect(stats).toMatchObject({ customers: 2500, loans: counts.loans, payments: counts.payments });
   });
 
   it('splits a request the service refuses as too large (413) and loses nothing', async () => {
@@ -281,22 +272,18 @@ describe('customers batch against the sandbox', () => {
   });
 
   it('exits 2 naming the file when a mapped column is missing, and 3 on bad credentials', async () => {
-    const sandbox = await startSandboxProcess();
-    try {
-      const env = pushEnv(sandbox);
-      const missing = await runBinary(['customers', 'batch', 'payments.csv', '--mapping', 'mapping.json'], {
-        env,
-        cwd: FIXTURES,
-      });
-      expect(missing.code).toBe(2);
-      expect(errorLines(missing.stderr)).toMatch(/payments\.csv, row 1: lacks the mapped columns "Lead ID"/);
-      const badAuth = await runBinary(['customers', 'batch', 'export.csv', '--mapping', 'mapping.json'], {
-        env: { ...env, LEADCTL_CLIENT_SECRET: 'wrong' },
-        cwd: FIXTURES,
-      });
-      expect(badAuth.code).toBe(3);
-    } finally {
-      await sandbox.stop();
-    }
+    const sandbox = plain;
+    const env = pushEnv(sandbox);
+    const missing = await runBinary(['customers', 'batch', 'payments.csv', '--mapping', 'mapping.json'], {
+      env,
+      cwd: FIXTURES,
+    });
+    expect(missing.code).toBe(2);
+    expect(errorLines(missing.stderr)).toMatch(/payments\.csv, row 1: lacks the mapped columns "Lead ID"/);
+    const badAuth = await runBinary(['customers', 'batch', 'export.csv', '--mapping', 'mapping.json'], {
+      env: { ...env, LEADCTL_CLIENT_SECRET: 'wrong' },
+      cwd: FIXTURES,
+    });
+    expect(badAuth.code).toBe(3);
   });
 });
