@@ -310,6 +310,108 @@ describe('loan performance', () => {
       expect(loan.body.data).toMatchObject({ loan_status: 'Current', loan_amount: 60_000, is_lead_loan: false });
     });
 
+    it('updates what the single routes stored: the same rows, fields kept unless sent, every field in its column', async () => {
+      const customer = await api.post('/api/v1/loan-performance/customers', {
+        customer_id: 'U-1',
+        lead_loan: leadLoan('U-1-L1', { loan_status: 'Current', funded_amount: 49_000 }),
+      });
+      expect(customer.status).toBe(201);
+      const first = await api.post('/api/v1/loan-performance/customers/U-1/payments', {
+        loan_id: 'U-1-L1',
+        lead_id: 7,
+        payment_id: 'P1',
+        payment_amount: 100,
+        bank_account_number: '1234',
+      });
+      expect(first.status).toBe(201);
+      const before = await sb.stats();
+      // Every field a batch payment may carry, each with a value of its own.
+      const full = {
+        payment_id: 'P1',
+        payment_amount: 2501,
+        payment_type: 'Additional Payment',
+        payment_mode: 'Debit Card',
+        payment_status: 'Returned',
+        principal: 2001,
+        interest: 401,
+        fees: 99,
+        return_code: 'R01',
+        returned_at: '2024-02-07T10:00:00Z',
+        fail_code: 'F9',
+        failed_at: '2024-02-06T10:00:00Z',
+        payment_at: '2024-02-05T10:00:00Z',
+      };
+      const res = await api.post('/api/v1/loan-performance/batches/customers', {
+        customers: [
+          {
+            customer_id: 'U-1',
+            loans: [
+              batchLoan(
+                'U-1-L1',
+                [
+                  full,
+                  {
+                    payment_id: 'P2',
+                    fail_code: 'F1',
+                    failed_at: '2024-02-08T10:00:00Z',
+                    payment_at: '2024-02-08T10:00:00Z',
+                  },
+                ],
+                {
+                  is_lead_loan: false,
+                  loan_amount: 70_000,
+                },
+              ),
+              batchLoan('U-1-L2', [batchPayment('P1')]),
+            ],
+          },
+        ],
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual({ accepted: { customers: 1, loans: 2, payments: 3 }, skipped: [] });
+      const after = await sb.stats();
+      expect([after.customers, after.loans, after.payments]).toEqual([
+        before.customers,
+        before.loans + 1,
+        before.payments + 2,
+      ]);
+      const view = async (loanId: string, paymentId: string) =>
+        (
+          await api.post('/api/v1/loan-performance/customers/U-1/payments', {
+            loan_id: loanId,
+            lead_id: 7,
+            payment_id: paymentId,
+          })
+        ).body.data;
+      expect(await view('U-1-L1', 'P1')).toMatchObject({
+        ...full,
+        bank_account_number: '1234',
+        bank_routing_number: null,
+      });
+      expect(await view('U-1-L1', 'P2')).toMatchObject({
+        fail_code: 'F1',
+        failed_at: '2024-02-08T10:00:00Z',
+        payment_at: '2024-02-08T10:00:00Z',
+        payment_amount: null,
+        payment_status: null,
+        return_code: null,
+      });
+      expect(await view('U-1-L2', 'P1')).toMatchObject({ payment_amount: 2500, payment_status: 'Paid' });
+      const loan = await api.post('/api/v1/loan-performance/customers/U-1/loans', {
+        loan_id: 'U-1-L1',
+        lead_id: 7,
+        loan_amount: 70_000,
+        applied_at: '2024-01-05T10:00:00Z',
+      });
+      expect(loan.status).toBe(200);
+      expect(loan.body.data).toMatchObject({
+        loan_status: 'Current',
+        funded_amount: 49_000,
+        loan_amount: 70_000,
+        is_lead_loan: false,
+      });
+    });
+
     it('stores a loan with many payments as one by one would: every payment, repeats merged across chunks', async () => {
       const before = await sb.stats();
       // 70 payments: more than one multi-row statement's worth, with different field sets; P5 and P40 come again later.

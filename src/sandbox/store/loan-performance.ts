@@ -57,7 +57,11 @@ function sentPaymentFields(p: PaymentInput): number {
   );
 }
 
-/** Writes the fields of `p` that `sent` names (sentPaymentFields' bits) into values[v..]; returns the next index. */
+/**
+ * Writes the fields of `p` that `sent` names (sentPaymentFields' bits) into values[v..]; returns
+ * the next index. Both functions follow PAYMENT_FIELDS' order: the batch statements name their
+ * columns from it (a contract test sends every field and reads each back).
+ */
 function putPaymentFields(p: PaymentInput, sent: number, values: unknown[], v: number): number {
   if ((sent & 1) !== 0) values[v++] = p.payment_amount ?? null;
   if ((sent & 2) !== 0) values[v++] = p.payment_type ?? null;
@@ -75,9 +79,6 @@ function putPaymentFields(p: PaymentInput, sent: number, values: unknown[], v: n
   if ((sent & 8192) !== 0) values[v++] = p.payment_at ?? null;
   return v;
 }
-
-/** For the unit test that keeps the two functions above in PAYMENT_FIELDS' order. */
-export const paymentFieldAccess = { sentPaymentFields, putPaymentFields };
 
 type Row = Record<string, unknown>;
 
