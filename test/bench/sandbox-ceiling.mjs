@@ -1,21 +1,23 @@
 #!/usr/bin/env node
 /**
  * The push benchmark's "sandbox alone" row by itself, for work on the sandbox's speed:
- * `node_modules/.bin/node test/bench/sandbox-ceiling.mjs [--customers 100000] [--cpu-prof] [--bin PATH] [--file]`
+ * `node_modules/.bin/node test/bench/sandbox-ceiling.mjs [--customers 100000] [--cpu-prof] [--bin PATH] [--file] [--store]`
  * (after `npm run build`). It counts the customers, loans and payments the push benchmark
  * generates (fixtures/lms/generate.mjs, seed 1, 10 payments a customer), posts ready-made bodies
  * of those numbers 4 at a time to a sandbox in its own process, and prints the time and rate.
  * With --cpu-prof the sandbox writes a CPU profile into the current folder. With --file the sandbox
  * keeps its store in a file (a fresh temp folder, removed after), as `leadctl sandbox start` does by
- * default, instead of in memory.
+ * default, instead of in memory. With --store the bodies skip HTTP, parsing and checks: the build's
+ * store (dist/sandbox/store) stores them in this process and only storeBatch's CPU time is printed,
+ * which a shared machine disturbs less than a whole sandbox's.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generateCustomers } from '../../fixtures/lms/generate.mjs';
-import { sandboxCeiling } from './push.bench.mjs';
+import { sandboxBodies, sandboxCeiling } from './push.bench.mjs';
 
 const args = process.argv.slice(2);
 const customers = args.includes('--customers') ? Number(args[args.indexOf('--customers') + 1]) : 100_000;
@@ -32,6 +34,37 @@ for (const customer of generateCustomers({ customers, seed: 1, paymentsPerCustom
   counts.customers++;
   counts.loans += customer.loans.length;
   for (const loan of customer.loans) counts.payments += loan.payments.length;
+}
+
+if (args.includes('--store')) {
+  const dist = new URL('../dist/sandbox/store/', pathToFileURL(BIN));
+  const { openDatabase } = await import(new URL('database.js', dist).href);
+  const { LoanPerformanceStore } = await import(new URL('loan-performance.js', dist).href);
+  const { ACCOUNT_ID } = await import(new URL('seed.js', dist).href);
+  const db = openDatabase(storeDir === undefined ? undefined : join(storeDir, 'store'));
+  let cpu = 0;
+  let sent = 0;
+  try {
+    db.prepare('INSERT INTO accounts (id, name) VALUES (?, ?)').run(ACCOUNT_ID, 'bench');
+    const store = new LoanPerformanceStore(db, ACCOUNT_ID);
+    for (const body of sandboxBodies(counts.customers, counts.loans, counts.payments, 'S')) {
+      const { customers: batch } = JSON.parse(body);
+      for (const customer of batch) for (const loan of customer.loans) sent += loan.payments.length;
+      const start = process.cpuUsage();
+      store.storeBatch(batch, '2026-11-26T00:00:00Z');
+      const used = process.cpuUsage(start);
+      cpu += (used.user + used.system) / 1e6;
+    }
+    const stored = db.prepare('SELECT count(*) FROM payments').pluck().get();
+    if (stored !== sent) throw new Error(`stored ${stored} payments of ${sent}`);
+  } finally {
+    db.close();
+    if (storeDir !== undefined) rmSync(storeDir, { recursive: true, force: true });
+  }
+  process.stdout.write(
+    `store alone${storeDir === undefined ? '' : ' (file store)'}: ${sent.toLocaleString('en-US')} payments: storeBatch CPU ${cpu.toFixed(2)} s (${((cpu / sent) * 1e6).toFixed(2)} µs a payment)\n`,
+  );
+  process.exit(0);
 }
 
 function startSandbox(extraArgs = []) {
