@@ -123,6 +123,8 @@ export class LoanPerformanceStore {
   private readonly upsertPaymentStmt: Statement;
   private readonly batchPaymentStmts = new Map<number, Statement>();
   private readonly batchPaymentValues: unknown[] = [];
+  /** A payment chunk's loan and timestamp, bound once a statement as @loan and @now (3 values a row fewer). */
+  private readonly batchPaymentShared = { loan: 0, now: '' };
   private readonly customerRef: Statement;
   private readonly loanRef: Statement;
   private readonly paymentRef: Statement;
@@ -279,13 +281,12 @@ export class LoanPerformanceStore {
     const values = this.batchPaymentValues;
     let v = 0;
     for (let p = start; p < end; p++) {
-      const payment = payments[p]!;
-      values[v++] = loanRef;
-      values[v++] = payment.payment_id;
-      v = putPaymentFields(payment, sent, values, v);
-      values[v++] = now;
-      values[v++] = now;
+      values[v++] = payments[p]!.payment_id;
+      v = putPaymentFields(payments[p]!, sent, values, v);
     }
+    this.batchPaymentShared.loan = loanRef;
+    this.batchPaymentShared.now = now;
+    values[v++] = this.batchPaymentShared;
     values.length = v;
     this.batchPaymentStmt(sent, end - start).run(...values);
   }
@@ -296,7 +297,7 @@ export class LoanPerformanceStore {
     let stmt = this.batchPaymentStmts.get(key);
     if (stmt === undefined) {
       const fields = PAYMENT_FIELDS.filter((_, f) => (sent & (1 << f)) !== 0);
-      const row = `(${Array.from({ length: fields.length + 4 }, () => '?').join(', ')})`;
+      const row = `(@loan, ${Array.from({ length: fields.length + 1 }, () => '?').join(', ')}, @now, @now)`;
       stmt = this.db.prepare(
         `INSERT INTO payments (loan_ref, payment_id, ${fields.map((f) => `${f}, `).join('')}created_at, updated_at)
          VALUES ${Array.from({ length: rows }, () => row).join(', ')}
