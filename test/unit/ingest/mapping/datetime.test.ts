@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import {
@@ -12,6 +13,24 @@ const chicago = resolveZone('America/Chicago')!;
 const parse = (formats: string[], text: string, zone = chicago) => compileDateTimeParser(formats, zone)(text);
 
 describe('datetimes in a local zone → UTC', () => {
+  it('writes any second of years 1000–9999 as Date does, whatever came before (cached days and times)', () => {
+    const utc = resolveZone('UTC')!;
+    const read = compileDateTimeParser(["yyyy-MM-dd'T'HH:mm:ss"], utc);
+    const lo = Date.UTC(1000, 0, 1);
+    const hi = Date.UTC(9999, 11, 31, 23, 59, 59);
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: lo / 1000, max: hi / 1000 }), { minLength: 1, maxLength: 20 }),
+        (seconds) => {
+          for (const s of seconds) {
+            const iso = `${new Date(s * 1000).toISOString().slice(0, 19)}Z`;
+            expect(read(iso.slice(0, 19))).toEqual({ ok: true, value: iso });
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
   it('converts the LMS format, standard time', () => {
     expect(parse(['M/d/yyyy h:mm a'], '11/20/2026 6:05 PM')).toEqual({ ok: true, value: '2026-11-21T00:05:00Z' });
   });
