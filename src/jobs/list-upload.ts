@@ -365,6 +365,10 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
     summary.uploaded = collected.length;
     return finish('uploaded', { list });
   } finally {
+    // Refused part-way (a row past the limit, a bad header), the reader stops without finishing the
+    // input: its file must be closed now, not when the collector finds it (Node then warns on stderr,
+    // after the JSON error document).
+    source.stream.destroy();
     await rejects?.close();
   }
 }

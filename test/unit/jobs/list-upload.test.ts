@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -345,6 +345,25 @@ describe('personal numbers in reports', () => {
 });
 
 describe('refusals', () => {
+  it.runIf(existsSync('/proc/self/fd'))('closes the file when a row past the limit stops the reading', async () => {
+    const path = join(out, 'one-long-line.txt');
+    writeFileSync(path, '7'.repeat(5 * 1024 * 1024));
+    const open = () =>
+      readdirSync('/proc/self/fd').some((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === path;
+        } catch {
+          return false;
+        }
+      });
+    await expect(run({ input: path, type: 'Social Security Numbers', validateOnly: true })).rejects.toThrow(
+      /longer than 4 MiB/,
+    );
+    // Closing is asynchronous: a moment, not a garbage collection (which would also warn on stderr).
+    for (let i = 0; i < 50 && open(); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(open()).toBe(false);
+  });
+
   it('refuses a rejects file that is the input itself, before touching it', async () => {
     const input = join(out, 'same.txt');
     writeFileSync(input, '123-45-6789\n');
