@@ -178,6 +178,15 @@ function rawSocket(port: number, firstBytes = ''): Promise<Socket> {
   });
 }
 
+/** `promise`, or a failure naming what did not happen within `ms`. */
+function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(what)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 const closed = (socket: Socket) =>
   socket.destroyed ? Promise.resolve() : new Promise<void>((resolve) => socket.once('close', () => resolve()));
 
@@ -203,13 +212,15 @@ describe('the sandbox as a server: every wait is bounded', () => {
     const sb = await startSandboxInProcess({
       limits: { headersTimeoutMs: 500, idleTimeoutMs: 500, checkIntervalMs: 100 },
     });
-    const socket = await rawSocket(portOf(sb));
+    let socket: Socket | undefined;
     try {
+      // Once, in a whole CI run, this waited out the test's 60 s: the stage it hangs at says why.
+      socket = await within(10_000, rawSocket(portOf(sb)), 'the connection was never established');
       const started = performance.now();
-      await closed(socket);
+      await within(10_000, closed(socket), `a silent connection still open after 10 s (${sb.baseUrl})`);
       expect(performance.now() - started).toBeLessThan(10_000);
     } finally {
-      socket.destroy();
+      socket?.destroy();
       await sb.stop();
     }
   });
