@@ -33,8 +33,8 @@ import type { InputSource } from '../sources.js';
  * typed arrays, a run costs the garbage collector nothing, whatever its size.
  */
 export const RUN_CHARS = 32 << 20;
-/** The blocks a run is held in (bytes; a power of two): under 1 MB, see `Held`. */
-export const SLAB_BYTES = 1 << 19;
+/** The blocks a run is held in (bytes; a power of two): 32 MiB, see `Held`. */
+export const SLAB_BYTES = 1 << 25;
 /** Pieces held before a run is written out: 12 bytes each besides their text (very short lines). */
 const RUN_PIECES = 1 << 20;
 /** An export this small is sorted in memory, without files. */
@@ -206,11 +206,14 @@ function countLines(text: string, atEnd: boolean): number {
  * its first piece `heads(c)`, its last `tails(c)`. Pieces are encoded a chunk's worth at a time
  * (`encode`): one call per line cost more than the cut.
  *
- * Why slabs, kept from run to run and dropped only when the sort ends: glibc serves each block
- * over 128 KB with its own mapping and, when one is freed, raises that threshold to its size (up
- * to 32 MiB). Buffers of 1–32 MB freed after each run lifted it so far that the push's request
- * bodies, sent after the sort, came from the heap, which keeps its pages: 20–30 MB more at the
- * push's peak. No block the sort frees is larger than a slab.
+ * Why slabs of 32 MiB, kept from run to run and dropped when the sort ends: glibc serves a block
+ * over its threshold (128 KB at first) with a mapping of its own, given back when it is freed, and
+ * raises the threshold to the size of each such block freed, up to 32 MiB. A block of 32 MiB is
+ * always a mapping of its own and never moves the threshold. Smaller blocks came from the heap,
+ * which keeps its pages: buffers of 1–32 MB freed run after run lifted the threshold so far that the
+ * push's request bodies came from the heap too (20–30 MB more at the push's peak), and slabs of
+ * 512 KB, once Node's own start-up had lifted it past them, stayed resident after the sort (30 MB
+ * through the rest of a shuffled two-file run). A slab's pages count only once written.
  */
 class Held {
   used = 0;
@@ -237,6 +240,7 @@ class Held {
   constructor(slabBytes: number) {
     slabBytes = Math.max(slabBytes, 4);
     this.bytes = new Slabs(slabBytes);
+    // Numbers in chunks of a slab's bytes, for the same reason as the slabs.
     const words = Math.max(slabBytes >>> 2, 1);
     this.starts = new Words(words);
     this.rows = new Words(words);
