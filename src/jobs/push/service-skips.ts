@@ -76,15 +76,15 @@ export function applySkips(
           loanId: loan.loanId,
           reason: notStored('customer'),
         });
-        for (const p of loan.payments) {
+        for (let k = 0; k < loan.payments.ids.length; k++) {
           rejected.payments++;
           rejects.push({
             level: 'payment',
-            src: p.origin.src,
-            row: p.origin.row,
+            src: loan.payments.srcs[k]!,
+            row: loan.payments.rows[k]!,
             customerId: customer.customerId,
             loanId: loan.loanId,
-            paymentId: p.paymentId,
+            paymentId: loan.payments.ids[k],
             reason: notStored('customer'),
           });
         }
@@ -105,32 +105,32 @@ export function applySkips(
           loanId: loan.loanId,
           ...splitField(e, say),
         });
-      for (const p of loan.payments) {
+      for (let k = 0; k < loan.payments.ids.length; k++) {
         rejected.payments++;
         rejects.push({
           level: 'payment',
-          src: p.origin.src,
-          row: p.origin.row,
+          src: loan.payments.srcs[k]!,
+          row: loan.payments.rows[k]!,
           customerId: customer.customerId,
           loanId: loan.loanId,
-          paymentId: p.paymentId,
+          paymentId: loan.payments.ids[k],
           reason: notStored('loan'),
         });
       }
       continue;
     }
-    const payment = loan.payments[Number(m[3])];
-    if (!payment || seen.has(entry.path)) continue;
+    const k = Number(m[3]);
+    if (k >= loan.payments.ids.length || seen.has(entry.path)) continue;
     seen.add(entry.path);
     rejected.payments++;
     for (const e of errors) {
       rejects.push({
         level: 'payment',
-        src: payment.origin.src,
-        row: payment.origin.row,
+        src: loan.payments.srcs[k]!,
+        row: loan.payments.rows[k]!,
         customerId: customer.customerId,
         loanId: loan.loanId,
-        paymentId: payment.paymentId,
+        paymentId: loan.payments.ids[k],
         ...splitField(e, say),
       });
     }

@@ -29,13 +29,27 @@ export interface Reject extends Origin {
 /** Where each object of a customer's JSON came from, index for index, to place the service's skips. */
 export interface CustomerTrace extends Origin {
   customerId: string;
-  loans: { loanId: string; origin: Origin; payments: { paymentId: string; origin: Origin }[] }[];
+  loans: { loanId: string; origin: Origin; payments: PaymentsTrace }[];
+}
+
+/**
+ * A loan's payments as sent, index for index, in three arrays rather than an object a payment: a
+ * trace lives until its request is answered, long enough for the collector to promote it, and two
+ * objects a payment were a fifth of everything it promoted in a push.
+ */
+export interface PaymentsTrace {
+  ids: string[];
+  srcs: number[];
+  rows: number[];
 }
 
 export interface ValidCustomer {
   customerId: string;
-  /** The batch customer object, serialised once (its length is the byte budget's measure). */
-  json: string;
+  /**
+   * The batch customer object, serialised once (its length is the byte budget's measure). The
+   * chunker moves it into its request's body and clears it here: read it then with `customerJson`.
+   */
+  json: string | undefined;
   loans: number;
   payments: number;
   trace: CustomerTrace;
@@ -183,12 +197,12 @@ export function validateGroup(group: CustomerGroup): GroupResult {
       continue;
     }
     const paymentJson: string[] = [];
-    const paymentTrace: CustomerTrace['loans'][number]['payments'] = [];
+    const paymentTrace: PaymentsTrace = { ids: [], srcs: [], rows: [] };
     for (const payment of loan.payments) {
       if (payment.json !== undefined) {
         // Checked when it was staged: its JSON is ready.
         paymentJson.push(payment.json);
-        paymentTrace.push({ paymentId: payment.paymentId, origin: { src: payment.src, row: payment.row } });
+        tracePayment(paymentTrace, payment);
         continue;
       }
       // Fields whose reader vouches for their kinds (FIELDS_FIT) are only looked at together.
@@ -214,7 +228,7 @@ export function validateGroup(group: CustomerGroup): GroupResult {
         continue;
       }
       paymentJson.push(JSON.stringify(payment.fields));
-      paymentTrace.push({ paymentId: payment.paymentId, origin: { src: payment.src, row: payment.row } });
+      tracePayment(paymentTrace, payment);
     }
     parts.push(loansOut++ === 0 ? '' : ',', loanHead(loan.fields));
     for (let i = 0; i < paymentJson.length; i++) parts.push(i === 0 ? '' : ',', paymentJson[i]!);
@@ -268,6 +282,12 @@ export function validateGroup(group: CustomerGroup): GroupResult {
     rejected,
     duplicates,
   };
+}
+
+function tracePayment(trace: PaymentsTrace, payment: { paymentId: string } & Origin): void {
+  trace.ids.push(payment.paymentId);
+  trace.srcs.push(payment.src);
+  trace.rows.push(payment.row);
 }
 
 function rejectLoanAndPayments(rejects: Reject[], customerId: string, loan: GroupLoan, reason: string): void {

@@ -150,7 +150,7 @@ describe('batch-shape JSON and NDJSON', () => {
       ['A', ['L2'], []],
       ['B', ['L3'], [['customer', 1, 3]]],
     ]);
-    expect(JSON.parse(validateGroup(groups[1]!).valid!.json)).toEqual({ customer_id: 'B', loans: [loan('L3')] });
+    expect(JSON.parse(validateGroup(groups[1]!).valid!.json!)).toEqual({ customer_id: 'B', loans: [loan('L3')] });
   });
 
   it('reports unknown keys, bad values and broken NDJSON lines per record', async () => {

@@ -48,7 +48,11 @@ function customer(id: number, payments: readonly number[]): ValidCustomer {
       loans: payments.map((p, l) => ({
         loanId: `L${id}-${l}`,
         origin,
-        payments: Array.from({ length: p }, (_, k) => ({ paymentId: `P${id}-${l}-${k}`, origin })),
+        payments: {
+          ids: Array.from({ length: p }, (_, k) => `P${id}-${l}-${k}`),
+          srcs: Array.from({ length: p }, () => origin.src),
+          rows: Array.from({ length: p }, () => origin.row),
+        },
       })),
     },
   };
@@ -219,7 +223,7 @@ describe('RunAccount', () => {
           part.forEach((p, k) => {
             if (p.answer === 'skip-customer') skipped.push({ path: `customers.${k}`, id: null, errors: ['no'] });
             if (p.answer === 'skip-loan') skipped.push({ path: `customers.${k}.loans.0`, id: null, errors: ['no'] });
-            if (p.answer === 'skip-payment' && p.c.trace.loans[0]!.payments.length)
+            if (p.answer === 'skip-payment' && p.c.trace.loans[0]!.payments.ids.length)
               skipped.push({ path: `customers.${k}.loans.0.payments.0`, id: null, errors: ['no'] });
             if (p.answer === 'unconfirmed') unconfirmed.push(k);
           });

@@ -228,10 +228,7 @@ describe('applySkips', () => {
         {
           loanId: 'L0',
           origin: { src: 0, row: 2 },
-          payments: [
-            { paymentId: 'P0', origin: { src: 1, row: 5 } },
-            { paymentId: 'P1', origin: { src: 1, row: 6 } },
-          ],
+          payments: { ids: ['P0', 'P1'], srcs: [1, 1], rows: [5, 6] },
         },
       ],
     },
@@ -239,9 +236,7 @@ describe('applySkips', () => {
       customerId: 'C1',
       src: 0,
       row: 3,
-      loans: [
-        { loanId: 'L1', origin: { src: 0, row: 3 }, payments: [{ paymentId: 'P2', origin: { src: 1, row: 7 } }] },
-      ],
+      loans: [{ loanId: 'L1', origin: { src: 0, row: 3 }, payments: { ids: ['P2'], srcs: [1], rows: [7] } }],
     },
   ];
   it('maps paths back to rows, and a skipped loan takes its payments with it', () => {

@@ -12,19 +12,16 @@ const traces: CustomerTrace[] = [
       {
         loanId: 'L0',
         origin: { src: 0, row: 2 },
-        payments: [
-          { paymentId: 'P0', origin: { src: 1, row: 5 } },
-          { paymentId: 'P1', origin: { src: 1, row: 6 } },
-        ],
+        payments: { ids: ['P0', 'P1'], srcs: [1, 1], rows: [5, 6] },
       },
-      { loanId: 'L1', origin: { src: 0, row: 3 }, payments: [] },
+      { loanId: 'L1', origin: { src: 0, row: 3 }, payments: { ids: [], srcs: [], rows: [] } },
     ],
   },
   {
     customerId: 'C1',
     src: 2,
     row: 4,
-    loans: [{ loanId: 'L2', origin: { src: 2, row: 4 }, payments: [{ paymentId: 'P2', origin: { src: 3, row: 7 } }] }],
+    loans: [{ loanId: 'L2', origin: { src: 2, row: 4 }, payments: { ids: ['P2'], srcs: [3], rows: [7] } }],
   },
 ];
 
@@ -248,7 +245,11 @@ describe('indices past 9', () => {
       loans: Array.from({ length: 12 }, (_, l) => ({
         loanId: `L${l}`,
         origin: { src: 0, row: 10 + l },
-        payments: Array.from({ length: 12 }, (_, p) => ({ paymentId: `L${l}P${p}`, origin: { src: 1, row: 100 + p } })),
+        payments: {
+          ids: Array.from({ length: 12 }, (_, p) => `L${l}P${p}`),
+          srcs: Array.from({ length: 12 }, () => 1),
+          rows: Array.from({ length: 12 }, (_, p) => 100 + p),
+        },
       })),
     };
     const r = applySkips(

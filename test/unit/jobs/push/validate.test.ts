@@ -52,7 +52,7 @@ describe('validateGroup: a customer that can be sent', () => {
     expect(r.valid?.customerId).toBe('C1');
     expect(r.valid?.loans).toBe(2);
     expect(r.valid?.payments).toBe(2);
-    expect(JSON.parse(r.valid!.json)).toEqual({
+    expect(JSON.parse(r.valid!.json!)).toEqual({
       customer_id: 'C1',
       loans: [
         {
@@ -71,7 +71,7 @@ describe('validateGroup: a customer that can be sent', () => {
     });
     // The ids come first in the text sent, in a fixed order, whatever the order of the fields read.
     expect(
-      r.valid!.json.startsWith('{"customer_id":"C1","loans":[{"loan_id":"L1","lead_id":7,"is_lead_loan":true,'),
+      r.valid!.json!.startsWith('{"customer_id":"C1","loans":[{"loan_id":"L1","lead_id":7,"is_lead_loan":true,'),
     ).toBe(true);
     expect(r.valid!.trace).toEqual({
       customerId: 'C1',
@@ -81,12 +81,9 @@ describe('validateGroup: a customer that can be sent', () => {
         {
           loanId: 'L1',
           origin: { src: 0, row: 2 },
-          payments: [
-            { paymentId: 'P1', origin: { src: 1, row: 3 } },
-            { paymentId: 'P2', origin: { src: 1, row: 4 } },
-          ],
+          payments: { ids: ['P1', 'P2'], srcs: [1, 1], rows: [3, 4] },
         },
-        { loanId: 'L2', origin: { src: 0, row: 5 }, payments: [] },
+        { loanId: 'L2', origin: { src: 0, row: 5 }, payments: { ids: [], srcs: [], rows: [] } },
       ],
     });
     expect(r.payload).toEqual({
@@ -107,7 +104,7 @@ describe('validateGroup: a customer that can be sent', () => {
     const l = loan('L1', 2, [], { lead_id: undefined, management_system_id: 9, funded_amount: undefined });
     l.fields = { applied_at: AT, loan_amount: 1, is_lead_loan: false, management_system_id: 9, loan_id: 'L1' };
     const r = validateGroup(group({ loans: [l] }));
-    expect(r.valid!.json).toBe(
+    expect(r.valid!.json!).toBe(
       `{"customer_id":"C1","loans":[{"loan_id":"L1","management_system_id":9,"is_lead_loan":false,"applied_at":"${AT}","loan_amount":1,"payments":[]}]}`,
     );
   });
@@ -123,7 +120,7 @@ describe('validateGroup: a customer that can be sent', () => {
       applied_at: AT,
     };
     const r = validateGroup(group({ loans: [l, loan('L2', 4)] }));
-    expect(r.valid!.json).toBe(
+    expect(r.valid!.json!).toBe(
       `{"customer_id":"C1","loans":[{"loan_id":"L1","management_system_id":9,"is_lead_loan":false,"loan_amount":1,"applied_at":"${AT}","payments":[{"payment_id":"P1","payment_at":"${AT}"}]},` +
         `{"loan_id":"L2","lead_id":7,"is_lead_loan":true,"loan_amount":1000,"applied_at":"${AT}","payments":[]}]}`,
     );
@@ -140,9 +137,9 @@ describe('validateGroup: a customer that can be sent', () => {
     };
     const r = validateGroup(group({ loans: [loan('L1', 2, [staged])] }));
     expect(r.rejects).toEqual([]);
-    expect(r.valid!.json).toContain('"payments":[{"payment_id":"P9"}]');
+    expect(r.valid!.json!).toContain('"payments":[{"payment_id":"P9"}]');
     expect(r.valid!.payments).toBe(1);
-    expect(r.valid!.trace.loans[0]!.payments).toEqual([{ paymentId: 'P9', origin: { src: 0, row: 8 } }]);
+    expect(r.valid!.trace.loans[0]!.payments).toEqual({ ids: ['P9'], srcs: [0], rows: [8] });
     expect(r.payload!.loans[0]!.payments).toEqual(['{"payment_id":"P9"}']);
   });
 });
@@ -166,7 +163,7 @@ describe('validateGroup: what is rejected, and why', () => {
     expect(r.valid?.loans).toBe(1);
     expect(r.rejected).toEqual({ customers: 0, loans: 0, payments: 4 });
     expect(r.seen).toEqual({ customers: 1, loans: 1, payments: 5 });
-    expect(r.valid!.trace.loans[0]!.payments.map((p) => p.paymentId)).toEqual(['P5']);
+    expect(r.valid!.trace.loans[0]!.payments.ids).toEqual(['P5']);
     const p1 = r.rejects.filter((x) => x.paymentId === 'P1');
     expect(p1).toHaveLength(1);
     expect(p1[0]).toMatchObject({
@@ -233,7 +230,7 @@ describe('validateGroup: what is rejected, and why', () => {
     );
     expect(r.valid?.loans).toBe(1);
     expect(r.valid?.payments).toBe(1);
-    expect(JSON.parse(r.valid!.json).loans.map((l: { loan_id: string }) => l.loan_id)).toEqual(['L3']);
+    expect(JSON.parse(r.valid!.json!).loans.map((l: { loan_id: string }) => l.loan_id)).toEqual(['L3']);
     expect(r.rejected).toEqual({ customers: 0, loans: 2, payments: 3 });
     expect(r.seen).toEqual({ customers: 1, loans: 3, payments: 4 });
     expect(r.rejects.filter((x) => x.level === 'loan')).toEqual([
