@@ -4,7 +4,7 @@ import type { Chunk } from './chunker.js';
 import type { PushEvent } from './progress.js';
 import type { RejectsWriter } from './rejects.js';
 import type { PostResult } from './sender.js';
-import { applySkips } from './service-skips.js';
+import { applySkips, paymentIdsFrom } from './service-skips.js';
 import { accountFor, type LevelSummary, outcomeOf, type PushSummary, type StopReason } from './summary.js';
 import type { GroupResult, LevelCounts, Reject, ValidCustomer } from './validate.js';
 
@@ -204,8 +204,9 @@ export class RunAccount {
   settle(chunk: Chunk, result: PostResult, outcome: SettledOutcome): RequestEvent {
     const sent = countChunk(chunk);
     const traces = chunk.customers.map((c) => c.trace);
-    const skips = applySkips(traces, result.skipped);
-    const refusals = applySkips(traces, result.refused, 'refused');
+    const ids = paymentIdsFrom(chunk.customers);
+    const skips = applySkips(traces, result.skipped, ids);
+    const refusals = applySkips(traces, result.refused, ids, 'refused');
     const unconfirmed = countCustomers(chunk, result.unconfirmed);
     this.reject(skips.rejects);
     this.reject(refusals.rejects);

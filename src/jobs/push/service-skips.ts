@@ -1,5 +1,13 @@
+import { customerJson } from './chunker.js';
 import type { SkippedEntry } from './journal.js';
-import { zeroCounts, type CustomerTrace, type LevelCounts, type Reject } from './validate.js';
+import {
+  paymentOrigin,
+  zeroCounts,
+  type CustomerTrace,
+  type LevelCounts,
+  type Reject,
+  type ValidCustomer,
+} from './validate.js';
 
 /**
  * The service's "skipped" list for a chunk → rejects naming the source rows, and the records
@@ -23,9 +31,23 @@ function splitError(error: string): { field?: string; reason: string } {
  * `refused`: the entries stand for a whole request the service refused (their errors already say
  * so); what they contain was not stored because of that refusal, not skipped one by one.
  */
+/** The ids of a loan's payments, as sent: of the `customer`th customer of the request, its `loan`th loan. */
+export type PaymentIds = (customer: number, loan: number) => readonly string[];
+
+/** Payment ids read back from the customers' JSON in their request's body (not kept in the traces). */
+export function paymentIdsFrom(customers: readonly ValidCustomer[]): PaymentIds {
+  const read = new Map<number, { loans?: { payments?: { payment_id?: string }[] }[] }>();
+  return (customer, loan) => {
+    let sent = read.get(customer);
+    if (sent === undefined) read.set(customer, (sent = JSON.parse(customerJson(customers[customer]!))));
+    return sent!.loans?.[loan]?.payments?.map((p) => p.payment_id ?? '') ?? [];
+  };
+}
+
 export function applySkips(
   traces: readonly CustomerTrace[],
   skipped: readonly SkippedEntry[],
+  paymentIds: PaymentIds,
   how: 'skipped' | 'refused' = 'skipped',
 ): SkipOutcome {
   const rejects: Reject[] = [];
@@ -66,7 +88,7 @@ export function applySkips(
           customerId: customer.customerId,
           ...splitField(e, say),
         });
-      for (const loan of customer.loans) {
+      for (const [l, loan] of customer.loans.entries()) {
         rejected.loans++;
         rejects.push({
           level: 'loan',
@@ -76,15 +98,15 @@ export function applySkips(
           loanId: loan.loanId,
           reason: notStored('customer'),
         });
-        for (let k = 0; k < loan.payments.ids.length; k++) {
+        const ids = paymentIds(c, l);
+        for (let k = 0; k < loan.payments.rows.length; k++) {
           rejected.payments++;
           rejects.push({
             level: 'payment',
-            src: loan.payments.srcs[k]!,
-            row: loan.payments.rows[k]!,
+            ...paymentOrigin(loan.payments, k),
             customerId: customer.customerId,
             loanId: loan.loanId,
-            paymentId: loan.payments.ids[k],
+            paymentId: ids[k],
             reason: notStored('customer'),
           });
         }
@@ -105,32 +127,31 @@ export function applySkips(
           loanId: loan.loanId,
           ...splitField(e, say),
         });
-      for (let k = 0; k < loan.payments.ids.length; k++) {
+      const ids = paymentIds(c, Number(m[2]));
+      for (let k = 0; k < loan.payments.rows.length; k++) {
         rejected.payments++;
         rejects.push({
           level: 'payment',
-          src: loan.payments.srcs[k]!,
-          row: loan.payments.rows[k]!,
+          ...paymentOrigin(loan.payments, k),
           customerId: customer.customerId,
           loanId: loan.loanId,
-          paymentId: loan.payments.ids[k],
+          paymentId: ids[k],
           reason: notStored('loan'),
         });
       }
       continue;
     }
     const k = Number(m[3]);
-    if (k >= loan.payments.ids.length || seen.has(entry.path)) continue;
+    if (k >= loan.payments.rows.length || seen.has(entry.path)) continue;
     seen.add(entry.path);
     rejected.payments++;
     for (const e of errors) {
       rejects.push({
         level: 'payment',
-        src: loan.payments.srcs[k]!,
-        row: loan.payments.rows[k]!,
+        ...paymentOrigin(loan.payments, k),
         customerId: customer.customerId,
         loanId: loan.loanId,
-        paymentId: loan.payments.ids[k],
+        paymentId: paymentIds(c, Number(m[2]))[k],
         ...splitField(e, say),
       });
     }

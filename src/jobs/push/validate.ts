@@ -33,14 +33,20 @@ export interface CustomerTrace extends Origin {
 }
 
 /**
- * A loan's payments as sent, index for index, in three arrays rather than an object a payment: a
- * trace lives until its request is answered, long enough for the collector to promote it, and two
- * objects a payment were a fifth of everything it promoted in a push.
+ * A loan's payments as sent, index for index: where each was read, in an array of rows and one
+ * file for all (an array of files only when they differ). Not their ids: a skipped payment's id is
+ * read back from its customer's JSON in the request's body (`paymentIdsFrom`). A trace lives until
+ * its request is answered, long enough for the collector to promote it: with an object a payment
+ * and their ids, traces were a quarter of everything it promoted in a push.
  */
 export interface PaymentsTrace {
-  ids: string[];
-  srcs: number[];
+  src: number | number[];
   rows: number[];
+}
+
+/** Where the trace's `k`th payment was read. */
+export function paymentOrigin(trace: PaymentsTrace, k: number): Origin {
+  return { src: typeof trace.src === 'number' ? trace.src : trace.src[k]!, row: trace.rows[k]! };
 }
 
 export interface ValidCustomer {
@@ -197,7 +203,7 @@ export function validateGroup(group: CustomerGroup): GroupResult {
       continue;
     }
     const paymentJson: string[] = [];
-    const paymentTrace: PaymentsTrace = { ids: [], srcs: [], rows: [] };
+    const paymentTrace: PaymentsTrace = { src: 0, rows: [] };
     for (const payment of loan.payments) {
       if (payment.json !== undefined) {
         // Checked when it was staged: its JSON is ready.
@@ -284,10 +290,11 @@ export function validateGroup(group: CustomerGroup): GroupResult {
   };
 }
 
-function tracePayment(trace: PaymentsTrace, payment: { paymentId: string } & Origin): void {
-  trace.ids.push(payment.paymentId);
-  trace.srcs.push(payment.src);
-  trace.rows.push(payment.row);
+function tracePayment(trace: PaymentsTrace, payment: Origin): void {
+  const k = trace.rows.push(payment.row) - 1;
+  if (k === 0) trace.src = payment.src;
+  else if (typeof trace.src !== 'number') trace.src.push(payment.src);
+  else if (trace.src !== payment.src) trace.src = [...Array<number>(k).fill(trace.src), payment.src];
 }
 
 function rejectLoanAndPayments(rejects: Reject[], customerId: string, loan: GroupLoan, reason: string): void {

@@ -39,7 +39,13 @@ const origin = { src: 0, row: 2 };
 function customer(id: number, payments: readonly number[]): ValidCustomer {
   return {
     customerId: `C${id}`,
-    json: '{}',
+    json: JSON.stringify({
+      customer_id: `C${id}`,
+      loans: payments.map((p, l) => ({
+        loan_id: `L${id}-${l}`,
+        payments: Array.from({ length: p }, (_, k) => ({ payment_id: `P${id}-${l}-${k}` })),
+      })),
+    }),
     loans: payments.length,
     payments: payments.reduce((n, p) => n + p, 0),
     trace: {
@@ -48,11 +54,7 @@ function customer(id: number, payments: readonly number[]): ValidCustomer {
       loans: payments.map((p, l) => ({
         loanId: `L${id}-${l}`,
         origin,
-        payments: {
-          ids: Array.from({ length: p }, (_, k) => `P${id}-${l}-${k}`),
-          srcs: Array.from({ length: p }, () => origin.src),
-          rows: Array.from({ length: p }, () => origin.row),
-        },
+        payments: { src: origin.src, rows: Array.from({ length: p }, () => origin.row) },
       })),
     },
   };
@@ -223,7 +225,7 @@ describe('RunAccount', () => {
           part.forEach((p, k) => {
             if (p.answer === 'skip-customer') skipped.push({ path: `customers.${k}`, id: null, errors: ['no'] });
             if (p.answer === 'skip-loan') skipped.push({ path: `customers.${k}.loans.0`, id: null, errors: ['no'] });
-            if (p.answer === 'skip-payment' && p.c.trace.loans[0]!.payments.ids.length)
+            if (p.answer === 'skip-payment' && p.c.trace.loans[0]!.payments.rows.length)
               skipped.push({ path: `customers.${k}.loans.0.payments.0`, id: null, errors: ['no'] });
             if (p.answer === 'unconfirmed') unconfirmed.push(k);
           });

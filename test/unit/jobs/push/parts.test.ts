@@ -228,7 +228,7 @@ describe('applySkips', () => {
         {
           loanId: 'L0',
           origin: { src: 0, row: 2 },
-          payments: { ids: ['P0', 'P1'], srcs: [1, 1], rows: [5, 6] },
+          payments: { src: 1, rows: [5, 6] },
         },
       ],
     },
@@ -236,14 +236,20 @@ describe('applySkips', () => {
       customerId: 'C1',
       src: 0,
       row: 3,
-      loans: [{ loanId: 'L1', origin: { src: 0, row: 3 }, payments: { ids: ['P2'], srcs: [1], rows: [7] } }],
+      loans: [{ loanId: 'L1', origin: { src: 0, row: 3 }, payments: { src: 1, rows: [7] } }],
     },
   ];
+  /** The payment ids the customers' JSON carries (read back from the request's body in a run). */
+  const ids = (c: number, l: number) => [[['P0', 'P1']], [['P2']]][c]?.[l] ?? [];
   it('maps paths back to rows, and a skipped loan takes its payments with it', () => {
-    const result = applySkips(traces, [
-      { path: 'customers.0.loans.0.payments.1', id: 'P1', errors: ['payment_at: required'] },
-      { path: 'customers.1.loans.0', id: 'L1', errors: ['loan_amount: must be a whole number of cents'] },
-    ]);
+    const result = applySkips(
+      traces,
+      [
+        { path: 'customers.0.loans.0.payments.1', id: 'P1', errors: ['payment_at: required'] },
+        { path: 'customers.1.loans.0', id: 'L1', errors: ['loan_amount: must be a whole number of cents'] },
+      ],
+      ids,
+    );
     expect(result.rejected).toEqual({ customers: 0, loans: 1, payments: 2 });
     expect(result.rejects.map((r) => [r.level, r.src, r.row, r.paymentId ?? r.loanId, r.field ?? ''])).toEqual([
       ['loan', 0, 3, 'L1', 'loan_amount'],
@@ -252,10 +258,14 @@ describe('applySkips', () => {
     ]);
   });
   it('counts an object once even when the service also lists what is inside it', () => {
-    const result = applySkips(traces, [
-      { path: 'customers.0', id: 'C0', errors: ['bad'] },
-      { path: 'customers.0.loans.0.payments.0', id: 'P0', errors: ['also bad'] },
-    ]);
+    const result = applySkips(
+      traces,
+      [
+        { path: 'customers.0', id: 'C0', errors: ['bad'] },
+        { path: 'customers.0.loans.0.payments.0', id: 'P0', errors: ['also bad'] },
+      ],
+      ids,
+    );
     expect(result.rejected).toEqual({ customers: 1, loans: 1, payments: 2 });
   });
 });

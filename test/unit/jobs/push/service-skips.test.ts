@@ -1,6 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { applySkips } from '../../../../src/jobs/push/service-skips.js';
-import type { CustomerTrace } from '../../../../src/jobs/push/validate.js';
+import { Chunker } from '../../../../src/jobs/push/chunker.js';
+import { applySkips as applySkipsWith, paymentIdsFrom } from '../../../../src/jobs/push/service-skips.js';
+import type { CustomerTrace, ValidCustomer } from '../../../../src/jobs/push/validate.js';
+
+/** The payment ids the customers' JSON carries (read back from the request's body in a run), by customer and loan id. */
+const sentIds: Record<string, string[]> = { 'C0/L0': ['P0', 'P1'], 'C1/L2': ['P2'] };
+
+function applySkips(
+  traces: readonly CustomerTrace[],
+  skipped: Parameters<typeof applySkipsWith>[1],
+  how?: 'skipped' | 'refused',
+) {
+  const ids = (c: number, l: number) => sentIds[`${traces[c]!.customerId}/${traces[c]!.loans[l]!.loanId}`] ?? [];
+  return applySkipsWith(traces, skipped, ids, how);
+}
 
 /** Two customers: C0 (rows 2 and 3 of file 0) with loans L0 (payments P0, P1) and L1 (none); C1 with L2 (P2). */
 const traces: CustomerTrace[] = [
@@ -12,16 +25,16 @@ const traces: CustomerTrace[] = [
       {
         loanId: 'L0',
         origin: { src: 0, row: 2 },
-        payments: { ids: ['P0', 'P1'], srcs: [1, 1], rows: [5, 6] },
+        payments: { src: 1, rows: [5, 6] },
       },
-      { loanId: 'L1', origin: { src: 0, row: 3 }, payments: { ids: [], srcs: [], rows: [] } },
+      { loanId: 'L1', origin: { src: 0, row: 3 }, payments: { src: 0, rows: [] } },
     ],
   },
   {
     customerId: 'C1',
     src: 2,
     row: 4,
-    loans: [{ loanId: 'L2', origin: { src: 2, row: 4 }, payments: { ids: ['P2'], srcs: [3], rows: [7] } }],
+    loans: [{ loanId: 'L2', origin: { src: 2, row: 4 }, payments: { src: 3, rows: [7] } }],
   },
 ];
 
@@ -245,13 +258,10 @@ describe('indices past 9', () => {
       loans: Array.from({ length: 12 }, (_, l) => ({
         loanId: `L${l}`,
         origin: { src: 0, row: 10 + l },
-        payments: {
-          ids: Array.from({ length: 12 }, (_, p) => `L${l}P${p}`),
-          srcs: Array.from({ length: 12 }, () => 1),
-          rows: Array.from({ length: 12 }, (_, p) => 100 + p),
-        },
+        payments: { src: 1, rows: Array.from({ length: 12 }, (_, p) => 100 + p) },
       })),
     };
+    for (let l = 0; l < 12; l++) sentIds[`M/L${l}`] = Array.from({ length: 12 }, (_, p) => `L${l}P${p}`);
     const r = applySkips(
       [many],
       [
@@ -286,5 +296,35 @@ describe('the service refused a whole request', () => {
       ['loan', 'loan_id', 'refused'],
       ['payment', undefined, refusal],
     ]);
+  });
+});
+
+describe('payment ids read back from the request body', () => {
+  it('are those of the JSON each customer was sent with, once chunked, loan by loan', () => {
+    const sent = (id: string, loans: string[][]): ValidCustomer => ({
+      customerId: id,
+      json: JSON.stringify({
+        customer_id: id,
+        loans: loans.map((ids, l) => ({ loan_id: `L${l}`, payments: ids.map((p) => ({ payment_id: p })) })),
+      }),
+      loans: loans.length,
+      payments: loans.flat().length,
+      trace: { customerId: id, src: 0, row: 2, loans: [] },
+    });
+    const chunker = new Chunker({ maxCustomers: 10, maxBytes: 1 << 20 });
+    chunker.add(sent('A', [['a1', 'a2'], []]));
+    chunker.add(sent('B', [['b1'], ['b2', 'b3', 'ü-4']]));
+    const chunk = chunker.finish()!;
+    expect(chunk.customers.map((c) => c.json)).toEqual([undefined, undefined]);
+    const ids = paymentIdsFrom(chunk.customers);
+    expect([ids(0, 0), ids(0, 1), ids(1, 0), ids(1, 1), ids(1, 2)]).toEqual([
+      ['a1', 'a2'],
+      [],
+      ['b1'],
+      ['b2', 'b3', 'ü-4'],
+      [],
+    ]);
+    chunk.release();
+    expect(() => paymentIdsFrom(chunk.customers)(1, 1)).toThrow(/released/);
   });
 });

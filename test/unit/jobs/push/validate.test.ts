@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CustomerGroup, GroupLoan, GroupPayment } from '../../../../src/ingest/lms/groups.js';
 import type { FieldError } from '../../../../src/ingest/mapping/mapping.js';
-import { validateGroup, zeroCounts } from '../../../../src/jobs/push/validate.js';
+import { paymentOrigin, validateGroup, zeroCounts } from '../../../../src/jobs/push/validate.js';
 
 const AT = '2026-01-02T03:04:05Z';
 
@@ -81,9 +81,9 @@ describe('validateGroup: a customer that can be sent', () => {
         {
           loanId: 'L1',
           origin: { src: 0, row: 2 },
-          payments: { ids: ['P1', 'P2'], srcs: [1, 1], rows: [3, 4] },
+          payments: { src: 1, rows: [3, 4] },
         },
-        { loanId: 'L2', origin: { src: 0, row: 5 }, payments: { ids: [], srcs: [], rows: [] } },
+        { loanId: 'L2', origin: { src: 0, row: 5 }, payments: { src: 0, rows: [] } },
       ],
     });
     expect(r.payload).toEqual({
@@ -139,8 +139,35 @@ describe('validateGroup: a customer that can be sent', () => {
     expect(r.rejects).toEqual([]);
     expect(r.valid!.json!).toContain('"payments":[{"payment_id":"P9"}]');
     expect(r.valid!.payments).toBe(1);
-    expect(r.valid!.trace.loans[0]!.payments).toEqual({ ids: ['P9'], srcs: [0], rows: [8] });
+    expect(r.valid!.trace.loans[0]!.payments).toEqual({ src: 0, rows: [8] });
     expect(r.payload!.loans[0]!.payments).toEqual(['{"payment_id":"P9"}']);
+  });
+});
+
+describe('validateGroup: the trace of where each payment sent was read', () => {
+  it('keeps one file for a loan whose payments come from one, and a file each once they differ', () => {
+    const from = (src: number, p: GroupPayment) => ({ ...p, src });
+    const r = validateGroup(
+      group({
+        loans: [
+          loan('L1', 2, [payment('P1', 3), payment('P2', 4)]),
+          loan('L2', 5, [
+            from(1, payment('P3', 6)),
+            from(1, payment('P4', 7)),
+            from(2, payment('P5', 2)),
+            payment('P6', 8),
+          ]),
+        ],
+      }),
+    );
+    const [one, two] = r.valid!.trace.loans;
+    expect(one!.payments).toEqual({ src: 1, rows: [3, 4] });
+    expect(two!.payments.rows.map((_, k) => paymentOrigin(two!.payments, k))).toEqual([
+      { src: 1, row: 6 },
+      { src: 1, row: 7 },
+      { src: 2, row: 2 },
+      { src: 1, row: 8 },
+    ]);
   });
 });
 
@@ -163,7 +190,7 @@ describe('validateGroup: what is rejected, and why', () => {
     expect(r.valid?.loans).toBe(1);
     expect(r.rejected).toEqual({ customers: 0, loans: 0, payments: 4 });
     expect(r.seen).toEqual({ customers: 1, loans: 1, payments: 5 });
-    expect(r.valid!.trace.loans[0]!.payments.ids).toEqual(['P5']);
+    expect(r.valid!.trace.loans[0]!.payments.rows).toEqual([7]);
     const p1 = r.rejects.filter((x) => x.paymentId === 'P1');
     expect(p1).toHaveLength(1);
     expect(p1[0]).toMatchObject({
