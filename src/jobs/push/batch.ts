@@ -431,6 +431,7 @@ class BatchRun {
     if (ack) {
       this.account.acknowledgedBefore();
       this.settle(chunk, { skipped: ack.skipped, refused: [], unconfirmed: ack.unconfirmed ?? [] }, 'from-journal');
+      chunk.release();
       await turn();
       return;
     }

@@ -188,6 +188,43 @@ describe('interruptions and --resume', () => {
     expect(third.summary.requests).toMatchObject({ sent: 0, acknowledged_before: 10 });
   });
 
+  it('a payment the service skipped before the interruption is reported again on --resume, with its id', async () => {
+    const dir = await exportOf(200);
+    const env = { LEADCTL_STATE_DIR: join(work, 'state-skip-resume') };
+    const run = (client: ReturnType<typeof fakeClient>['client'], resume: boolean, rejectsPath: string) =>
+      runBatchPush(
+        request({
+          inputs: [{ path: 'export.csv', role: 'auto' }],
+          mappingPath: join(fixtures, 'mapping.json'),
+          chunkSize: 50,
+          concurrency: 1,
+          resume,
+          rejectsPath,
+        }),
+        environment(memoryIO({ cwd: dir, env }), client),
+      );
+    let skippedId = '';
+    const down = fakeClient({
+      answer: (n, body) => {
+        if (n >= 1) return new ServiceError('service unavailable after 6 attempts', 503, { details: { attempts: 6 } });
+        const sent = body.customers[3] as unknown as { loans: { payments: { payment_id: string }[] }[] };
+        skippedId = sent.loans[0]!.payments[1]!.payment_id;
+        return {
+          skipped: [{ path: 'customers.3.loans.0.payments.1', id: skippedId, errors: ['principal: too large'] }],
+        };
+      },
+    });
+    const first = await run(down.client, false, join(work, 'skip-resume-1.csv'));
+    expect(first.exitCode).toBe(5);
+    expect(skippedId).not.toBe('');
+    const second = await run(fakeClient().client, true, join(work, 'skip-resume-2.csv'));
+    expect(second.summary.requests).toMatchObject({ acknowledged_before: 1, sent: 3 });
+    expect(second.summary.payments.rejected).toBe(1);
+    const rejects = readRejects(join(work, 'skip-resume-2.csv'));
+    expect(rejects).toHaveLength(1);
+    expect(rejects[0]).toMatchObject({ payment_id: skippedId, reason: 'skipped by the service: too large' });
+  });
+
   it('stages a file that turns out unsorted after requests were sent, and sends everything again from the staging', async () => {
     const dir = await exportOf(300);
     const path = join(dir, 'export.csv');
