@@ -240,15 +240,20 @@ class Held {
   constructor(slabBytes: number) {
     slabBytes = Math.max(slabBytes, 4);
     this.bytes = new Slabs(slabBytes);
-    // Numbers in chunks of a slab's bytes, for the same reason as the slabs.
-    const words = Math.max(slabBytes >>> 2, 1);
-    this.starts = new Words(words);
-    this.rows = new Words(words);
-    this.links = new Words(words);
-    this.heads = new Words(words);
-    this.tails = new Words(words);
-    this.counts = new Words(words);
-    this.lengths = new Words(words);
+    // Numbers in chunks of a run's pieces at most (of a slab's bytes at most: tests make slabs
+    // small). The seven arrays' first chunks are views of one block of over 32 MiB, for the reason
+    // the slabs are that large: 32 MiB of address space a sort, not seven times that.
+    const words = Math.min(Math.max(slabBytes >>> 2, 1), RUN_PIECES);
+    const block = words === RUN_PIECES ? new ArrayBuffer(8 * 4 * RUN_PIECES + 4096) : undefined;
+    let views = 0;
+    const numbers = () => new Words(words, block && new Uint32Array(block, 4 * RUN_PIECES * views++, RUN_PIECES));
+    this.starts = numbers();
+    this.rows = numbers();
+    this.links = numbers();
+    this.heads = numbers();
+    this.tails = numbers();
+    this.counts = numbers();
+    this.lengths = numbers();
     this.textOut = Buffer.allocUnsafeSlow(Math.min(slabBytes, WRITE_BYTES));
     this.metaOut = Buffer.allocUnsafeSlow(Math.min(slabBytes, WRITE_BYTES));
   }
@@ -325,9 +330,11 @@ class Words {
   private readonly shift: number;
   private readonly mask: number;
 
-  constructor(size: number) {
+  /** `first`: the first chunk, given (`size` numbers). */
+  constructor(size: number, first?: Uint32Array) {
     this.shift = 31 - Math.clz32(size);
     this.mask = (1 << this.shift) - 1;
+    if (first) this.chunks.push(first);
   }
 
   get(i: number): number {
