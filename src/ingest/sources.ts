@@ -32,6 +32,8 @@ export interface OpenInputOptions {
    * stopped by a signal can still account for what the file holds.
    */
   signal?: AbortSignal;
+  /** Bytes decoded into one chunk of text at most (32 KB by default, see DECODE_SLICE). */
+  sliceBytes?: number;
 }
 
 /**
@@ -101,7 +103,7 @@ export async function openInput(
   return {
     name,
     gzipped,
-    stream: Readable.from(decodeText(byteStream, name, io.input?.encoding, signal)),
+    stream: Readable.from(decodeText(byteStream, name, io.input?.encoding, signal, options.sliceBytes)),
     ...(size !== undefined && !gzipped ? { bytes: size } : {}),
   };
 }
@@ -266,6 +268,7 @@ async function* decodeText(
   name: string,
   chosen?: InputEncoding,
   signal?: AbortSignal,
+  slice = DECODE_SLICE,
 ): AsyncGenerator<string> {
   let decoder: TextDecoder | undefined;
   let encoding: string = chosen ?? 'utf-8';
@@ -293,8 +296,8 @@ async function* decodeText(
         // latin1 is decoded as windows-1252, its superset, as every browser and spreadsheet does.
         decoder = new TextDecoder(encoding === 'latin1' ? 'windows-1252' : encoding, { fatal: true, ignoreBOM: false });
       }
-      for (let at = 0; at < read.length; at += DECODE_SLICE) {
-        const chunk = read.length <= DECODE_SLICE ? read : read.subarray(at, at + DECODE_SLICE);
+      for (let at = 0; at < read.length; at += slice) {
+        const chunk = read.length <= slice ? read : read.subarray(at, at + slice);
         let text: string;
         if (encoding === 'utf-8' && decoded && !midCharacter && isAscii(chunk)) {
           // Most exports are ASCII: no decoder needed. Not the first chunk: the decoder sees that

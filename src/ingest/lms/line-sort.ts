@@ -95,6 +95,8 @@ export interface LineSortOptions {
   runChars?: number;
   /** Bytes of the blocks a run is held in, a power of two of at least 4 (tests make it small). */
   slabBytes?: number;
+  /** Characters of sorted text handed to the reader at a time (64K by default). */
+  outChars?: number;
   /** Told the lines cut so far as chunks go by; may throw to stop the sort. */
   onLines?: (lines: number) => void;
 }
@@ -184,7 +186,13 @@ export async function sortByCustomer(file: SortFile, options: LineSortOptions): 
   }
   const rows = new RowMap();
   return {
-    input: { ...file.input, stream: Readable.from(merged(header, runs, rows), { objectMode: true, highWaterMark: 1 }) },
+    input: {
+      ...file.input,
+      stream: Readable.from(merged(header, runs, rows, options.outChars ?? OUT_CHARS), {
+        objectMode: true,
+        highWaterMark: 1,
+      }),
+    },
     rows,
     lines: nextRow - 1,
   };
@@ -714,7 +722,7 @@ class TextReader extends BlockReader {
 }
 
 /** The header, then each customer's lines from every run (runs in file order), customers in order. */
-async function* merged(header: string, runs: Run[], rows: RowMap): AsyncGenerator<string> {
+async function* merged(header: string, runs: Run[], rows: RowMap, outChars: number): AsyncGenerator<string> {
   try {
     rows.add(1, 1);
     let out = header.endsWith('\n') ? header : `${header}\n`;
@@ -735,7 +743,7 @@ async function* merged(header: string, runs: Run[], rows: RowMap): AsyncGenerato
         }
         r++;
       }
-      if (out.length >= OUT_CHARS) {
+      if (out.length >= outChars) {
         yield out;
         out = '';
       }

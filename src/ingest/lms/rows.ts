@@ -269,7 +269,6 @@ export function csvRecordBatches(
   input: InputSource,
   delimiter: string,
   hash?: Hash,
-  pieceChars?: number,
 ): AsyncGenerator<{ cells: string[]; row: number }[]> {
-  return tableBatches(input, { delimiter }, hash ? (chunk) => hash.update(chunk) : undefined, pieceChars);
+  return tableBatches(input, { delimiter }, hash ? (chunk) => hash.update(chunk) : undefined);
 }

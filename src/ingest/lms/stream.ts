@@ -276,14 +276,6 @@ interface TwoFileInput {
  * payments by id, the last winning; payments of a loan not in the loans file as orphans). A row of
  * a customer that sorts before the previous one proves a file unsorted: NotSortedError.
  */
-/**
- * Characters of the loans file read into rows at a time. A customer's loan rows are about a
- * seventh of the bytes of its payment rows, so a whole chunk of loans (64K characters) ran some 400
- * customers ahead of the payments read beside it: rows held that long outlive two young
- * collections and are promoted, a fifth of all the collector promoted in a two-file push.
- */
-const LOAN_PIECE_CHARS = 8192;
-
 export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<CustomerGroup, number> {
   const order = new CustomerOrder(options.onRows);
   const counted = () => order.count(1);
@@ -303,12 +295,7 @@ export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<C
       role,
       { mapping: options.mapping, problems: options.problems, src: file.src, rows: file.rows },
       file.src,
-      csvRecordBatches(
-        look ? look.inputs[index]! : file.input,
-        csvDelimiter(options.mapping),
-        undefined,
-        role === 'loans' ? LOAN_PIECE_CHARS : undefined,
-      ),
+      csvRecordBatches(look ? look.inputs[index]! : file.input, csvDelimiter(options.mapping)),
       counted,
     );
   const loans = cursor(options.loans, 'loans', 0);

@@ -425,8 +425,6 @@ export async function* tableBatches(
   input: InputSource,
   options: Omit<TableOptions, 'file'>,
   onChunk?: (chunk: string) => void,
-  /** Characters read into a batch at most (a chunk is cut into pieces of this size); default: a chunk. */
-  pieceChars = Number.POSITIVE_INFINITY,
 ): AsyncGenerator<TableRow[]> {
   const reader = new TableReader({ ...options, file: input.name });
   let batch: TableRow[] = [];
@@ -437,14 +435,11 @@ export async function* tableBatches(
   let failure: unknown;
   try {
     for await (const chunk of input.stream) {
-      const text = chunk as string;
-      onChunk?.(text);
-      for (let at = 0; at === 0 || at < text.length; at += pieceChars) {
-        reader.write(at === 0 && text.length <= pieceChars ? text : text.slice(at, at + pieceChars), take);
-        if (batch.length) {
-          yield batch;
-          batch = [];
-        }
+      onChunk?.(chunk as string);
+      reader.write(chunk as string, take);
+      if (batch.length) {
+        yield batch;
+        batch = [];
       }
     }
     reader.end(take);

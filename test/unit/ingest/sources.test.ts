@@ -118,6 +118,20 @@ describe('openInput', () => {
     expect(err.message).toContain('byte 0xFF at offset 100000');
   });
 
+  it('decodes in slices of the size asked for: chunks of at most that many characters, whole characters, the same text', async () => {
+    const content = `${'x,1\n'.repeat(5000)}é€😀${'y,2\n'.repeat(3000)}`;
+    const input = await openInput(file('slices-small.csv', content), io(), { sliceBytes: 8192 });
+    const chunks: string[] = [];
+    for await (const chunk of input.stream) chunks.push(chunk as string);
+    expect(chunks.join('')).toBe(content);
+    expect(Math.max(...chunks.map((c) => c.length))).toBeLessThanOrEqual(8192);
+    expect(chunks.length).toBeGreaterThanOrEqual(Math.ceil(Buffer.byteLength(content) / 8192));
+    const whole = await openInput(file('slices-default.csv', content), io());
+    let largest = 0;
+    for await (const chunk of whole.stream) largest = Math.max(largest, (chunk as string).length);
+    expect(largest).toBeGreaterThan(8192);
+  });
+
   it('reads files of many reads whole and in order, plain and gzipped, as the bytes are (property)', async () => {
     // A regular file's reads share one buffer: a chunk kept past the next read would come out
     // overwritten. Sizes past several reads (256 KB each, compressed too: the text is random),

@@ -23,6 +23,35 @@ function source(text: string, chunk: number) {
 }
 
 describe('the line sort', () => {
+  it('hands the sorted text on in chunks of about the size asked for, the same text in all', async () => {
+    const customers = Array.from({ length: 40 }, (_, i) => `C${String(39 - i).padStart(2, '0')}`);
+    const lines = customers.flatMap((c) => [1, 2].map((p) => `${c},L1,x,100,2024-01-01,Y,P${p},2024-02-01\n`));
+    const text = `${HEADER}\n${lines.join('')}`;
+    const chunksOf = async (outChars: number | undefined, runChars?: number) => {
+      const folder = new TempFolder(work);
+      try {
+        const sorted = await sortByCustomer(
+          { input: source(text, 100), role: 'loans' },
+          { mapping: IDENTITY_MAPPING, folder, outChars, runChars },
+        );
+        const chunks: string[] = [];
+        for await (const chunk of sorted!.input.stream) chunks.push(chunk as string);
+        return chunks;
+      } finally {
+        folder.close();
+      }
+    };
+    const whole = await chunksOf(undefined);
+    expect(whole).toHaveLength(1);
+    for (const runChars of [undefined, 500]) {
+      const small = await chunksOf(200, runChars);
+      expect(small.join('')).toBe(whole[0]);
+      // A chunk ends after the customer that takes it to 200 characters: two lines of 42 at most past it.
+      expect(Math.max(...small.map((c) => c.length))).toBeLessThan(200 + 2 * 42);
+      expect(small.length).toBeGreaterThan(10);
+    }
+  });
+
   it('never hands the reader a line over a megabyte, whose refusal would name the sorted row', async () => {
     // Row 2 holds a value past the reader's limit; row 3's customer sorts first, so in the sorted
     // text the long line is row 3. The line ends inside the chunk that brings its last 64K
