@@ -444,6 +444,14 @@ describe('a request the service refuses as too large (413)', () => {
       reason: 'skipped by the service: refused for this test',
     });
     expect(lines[Number(skipped[0]!.row) - 1]!.startsWith(`${skippedId},`)).toBe(true);
+    // Its payments are rejected with it, each naming the id it was sent with (read back from the
+    // half's body) and the row it came from.
+    const sent = fake.bodies.flatMap((b) => b.customers).find((c) => c.customer_id === skippedId)!;
+    const sentIds = sent.loans.flatMap((l) => (l.payments as { payment_id: string }[]).map((p) => p.payment_id));
+    const paymentRejects = rejects.filter((r) => r.customer_id === skippedId && r.payment_id !== '');
+    expect(sentIds.length).toBeGreaterThan(0);
+    expect(paymentRejects.map((r) => r.payment_id).sort()).toEqual([...sentIds].sort());
+    for (const r of paymentRejects) expect(lines[Number(r.row) - 1]!.split(',')).toContain(r.payment_id);
     const tooLarge = rejects.filter((r) => r.customer_id === tooLargeId && r.loan_id === '');
     expect(tooLarge).toHaveLength(1);
     expect(tooLarge[0]!.reason).toMatch(/too large/);
