@@ -37,10 +37,11 @@ const COMMA = 0x2c;
 /**
  * Every body is allocated with room for a whole chunk (`maxBytes`, up to this), not sized from the
  * last one: one size, so a released body always fits the next chunk, and nothing is allocated,
- * outgrown and freed as the run goes. Room costs no memory until it is written (glibc gives a block
- * of megabytes its own mapping, whose pages count only once touched). Growing a body by doubling freed
- * blocks of 64 KB to 4 MB, each of which raised glibc's threshold for a block of its own; every
- * later body then came from the heap, which keeps its pages: 20–30 MB more at a push's peak.
+ * outgrown and freed as the run goes. Room costs no memory until it is written (glibc gives a
+ * block of megabytes its own mapping, whose pages count only once touched). Growing a body by
+ * doubling freed blocks of 64 KB to 4 MB, each of which raised glibc's threshold for a block of
+ * its own; every later body then came from the heap, which keeps its pages: 20–30 MB more at a
+ * push's peak.
  */
 const MAX_CAPACITY = 32 * 1024 * 1024;
 

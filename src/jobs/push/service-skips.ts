@@ -27,10 +27,6 @@ function splitError(error: string): { field?: string; reason: string } {
   return m ? { field: m[1], reason: m[2]! } : { reason: error };
 }
 
-/**
- * `refused`: the entries stand for a whole request the service refused (their errors already say
- * so); what they contain was not stored because of that refusal, not skipped one by one.
- */
 /** The ids of a loan's payments, as sent: of the `customer`th customer of the request, its `loan`th loan. */
 export type PaymentIds = (customer: number, loan: number) => readonly string[];
 
@@ -44,6 +40,10 @@ export function paymentIdsFrom(customers: readonly ValidCustomer[]): PaymentIds 
   };
 }
 
+/**
+ * `refused`: the entries stand for a whole request the service refused (their errors already say
+ * so); what they contain was not stored because of that refusal, not skipped one by one.
+ */
 export function applySkips(
   traces: readonly CustomerTrace[],
   skipped: readonly SkippedEntry[],
