@@ -85,6 +85,12 @@ describe('Chunker (generated customers and limits)', () => {
     );
   });
 
+  it('refuses to make up the JSON of a customer that has none and was never placed', () => {
+    const none = { ...customer('N', 'n'), json: undefined };
+    expect(() => customerJson(none)).toThrow(/customer N has no JSON/);
+    expect(() => customersBody([none])).toThrow(/customer N has no JSON/);
+  });
+
   it('writes the empty batch for no customers, and builds a body for customers it never placed', () => {
     expect(customersBody([]).toString()).toBe('{"customers":[]}');
     const loose = [customer('A', 'é'), customer('B', '')];

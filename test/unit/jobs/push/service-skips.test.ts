@@ -242,6 +242,8 @@ describe('the service skipped part of a request', () => {
     const r = applySkips(traces, [
       { path: 'customers.0.loans.7', id: 'L7', errors: ['x'] },
       { path: 'customers.0.loans.1.payments.3', id: 'P9', errors: ['x'] },
+      // One past the last payment of a loan that has two.
+      { path: 'customers.0.loans.0.payments.2', id: 'P9', errors: ['x'] },
       { path: 'customers.0.loans.7.payments.0', id: 'P9', errors: ['x'] },
     ]);
     expect(r.rejected).toEqual({ customers: 0, loans: 0, payments: 0 });
