@@ -408,7 +408,7 @@ export class FirstLook {
   readonly inputs: InputSource[];
   private readonly files: Output[];
   private readonly queue: SkippedCustomer[] = [];
-  private readonly raws = new Map<string, { text: string; lines: number[] }>();
+  private readonly raws = new Map<string, { text: string; digest?: string; lines: number[] }>();
   /** Customers decided on and handed to the reader, with their place (`seq`). */
   private readonly visible = new Map<string, number>();
   private seq = 0;
@@ -470,7 +470,7 @@ export class FirstLook {
     if (entry === undefined) return undefined;
     this.raws.delete(customerId);
     if (entry.lines.some((n, i) => n !== rows[i])) return undefined;
-    return { customerId, context: this.context!, text: entry.text };
+    return { customerId, context: this.context!, text: entry.text, digest: entry.digest };
   }
 
   private async *text(index: number): AsyncGenerator<string> {
@@ -618,8 +618,15 @@ export class FirstLook {
       this.queue.push({ customerId: d.customerId, seq, origin: origin!, rows, counts: d.counts });
       return;
     }
-    if (d.raw !== undefined)
-      this.raws.set(d.customerId, { text: d.raw.text, lines: d.groups.map((g) => g?.lines ?? 0) });
+    if (d.raw !== undefined) {
+      // Once its digest is known, the lines are not kept for the reader's turn.
+      const { text, digest } = d.raw;
+      this.raws.set(d.customerId, {
+        text: digest === undefined ? text : '',
+        digest,
+        lines: d.groups.map((g) => g?.lines ?? 0),
+      });
+    }
     this.visible.set(d.customerId, seq);
     d.groups.forEach((g, i) => {
       if (g !== undefined) this.files[i]!.out.push(g.text);

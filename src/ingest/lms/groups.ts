@@ -62,6 +62,11 @@ export interface RawCustomer {
   context: string;
   /** The customer's lines, in file order, line endings included; held in memory only, never stored or shown. */
   text: string;
+  /**
+   * Their keyed digest, once the record has computed it (asked about them by the first look): the
+   * look then keeps the digest and drops the text ('').
+   */
+  digest?: string;
 }
 
 /** What a customer's lines hold (what it counts when found unchanged: it was clean when recorded). */

@@ -112,15 +112,15 @@ export class CustomerDelta {
   /**
    * The first look (see above), for many customers at once: for each, the counts recorded with its
    * lines when they are those recorded with the payload the record holds for it, and that record
-   * is one `shouldSend` would leave alone; else undefined.
+   * is one `shouldSend` would leave alone; else undefined. Gives each raw its `digest`.
    */
   unchangedRaw(raws: readonly RawCustomer[]): (RawCounts | undefined)[] {
-    if (this.options.mode === 'full' || !this.rules) return raws.map(() => undefined);
-    return this.record.knownRaw(
-      raws.map((raw) => this.rawDigest(raw)),
-      this.run,
-      this.oldest(),
-    );
+    if (!this.rules) return raws.map(() => undefined);
+    // Each raw is given its digest here, with --full too: the look then drops the lines. Kept until
+    // the customer was checked and hashed there, they were a fifth of what a --full push promoted.
+    const digests = raws.map((raw) => (raw.digest = this.rawDigest(raw)));
+    if (this.options.mode === 'full') return raws.map(() => undefined);
+    return this.record.knownRaw(digests, this.run, this.oldest());
   }
 
   /** Whether to send: always with `--full`; with `--changed-only`, when new, changed, old or this run's. */
@@ -142,6 +142,7 @@ export class CustomerDelta {
 
   /** The keyed digest of raw rows, with what gives them meaning (see above). */
   private rawDigest(raw: RawCustomer): string {
+    if (raw.digest !== undefined) return raw.digest;
     let digester = this.contexts.get(raw.context);
     if (digester === undefined) {
       digester = this.record.rawDigester(createHash('sha256').update(`${this.rules}\n${raw.context}`).digest('hex'));

@@ -11,6 +11,7 @@ import { DeltaRecord, forgetProfile, recordPath } from '../../../../src/jobs/del
 import { runBatchPush, type BatchPushRequest } from '../../../../src/jobs/push/batch.js';
 import { renderSummary } from '../../../../src/jobs/push/summary.js';
 import type { SentPayload } from '../../../../src/jobs/push/validate.js';
+import type { RawCustomer } from '../../../../src/ingest/lms/groups.js';
 import { environment, fakeClient, request, type FakeOptions } from '../../../helpers/batch-push.js';
 import { memoryIO } from '../../../helpers/memory-io.js';
 // @ts-expect-error plain JS generator shared with the benchmark
@@ -117,6 +118,43 @@ describe('canonical payloads', () => {
     const d = structuredClone(a);
     d.loans[1]!.payments.push(d.loans[0]!.payments.pop()!);
     expect(canonicalPayload('1', d)).not.toBe(canonicalPayload('1', a));
+  });
+});
+
+describe("raw lines' digests", () => {
+  it('are given to the raws the look asks about, in every mode, and are those the check computes from the lines', () => {
+    for (const mode of ['full', 'changed-only'] as const) {
+      const env = home();
+      const target = { profile: 'default', baseUrl: 'http://127.0.0.1:9' };
+      const record = DeltaRecord.open(env.LEADCTL_STATE_DIR, env.LEADCTL_CONFIG_DIR, target, true)!;
+      const delta = new CustomerDelta(record, { mode, maxAgeDays: 30 });
+      delta.begin('run-1', 1);
+      delta.useMapping({ spec: { columns: {} }, identity: true } as never);
+      try {
+        const asked = ['A', 'B'].map(
+          (id): RawCustomer => ({ customerId: id, context: 'rows\nh', text: `${id},1\n${id},2\n` }),
+        );
+        expect(delta.unchangedRaw(asked)).toEqual([undefined, undefined]);
+        const [a, b] = asked;
+        expect(a!.digest).toMatch(/^[0-9a-f]+$/);
+        expect(b!.digest).not.toBe(a!.digest);
+        const payload: SentPayload = { loans: [] };
+        // Hashed from the lines when the look did not ask (or kept them): the same digest.
+        const fromLines = delta.digestOf('A', payload, {
+          customerId: 'A',
+          context: 'rows\nh',
+          text: 'A,1\nA,2\n',
+          loans: 0,
+          payments: 0,
+        });
+        expect(fromLines.raw!.digest).toBe(a!.digest);
+        // Given, the digest is used as it is: the look drops the lines once it has it.
+        const fromDigest = delta.digestOf('A', payload, { ...a!, text: '', loans: 0, payments: 0 });
+        expect(fromDigest.raw!.digest).toBe(a!.digest);
+      } finally {
+        delta.close();
+      }
+    }
   });
 });
 
