@@ -73,5 +73,5 @@ async function sample(ctx: CommandContext, file: string, rows: number): Promise<
     input.stream.destroy();
   }
   checkHeaderNames(input.name, records[0]!);
-  return { name: input.name, header: records[0]!, rows: records.slice(1) };
+  return { name: input.name, header: records[0]!, rows: records.slice(1), delimiter };
 }

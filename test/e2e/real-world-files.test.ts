@@ -2,12 +2,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBinary } from '../helpers/binary.js';
 import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
 // @ts-expect-error plain JS generator shared with the benchmark
 import { writeExport } from '../../fixtures/lms/generate.mjs';
-import { MAPPING, pushEnv } from './push-helpers.js';
+import { FIXTURES, MAPPING, pushEnv } from './push-helpers.js';
 
 // Files as real exporters and hand edits leave them, through every reading command of the binary.
 const work = mkdtempSync(join(tmpdir(), 'leadctl-e2e-real-files-'));
@@ -227,5 +229,43 @@ describe('delimiters', () => {
     expect(JSON.parse(named.stdout.trim())).toMatchObject({ name: 'A', pass: true });
     const bad = await runBinary(['dry-run', '--file', 'pipes.txt', '--delimiter', '""'], { env, cwd: work });
     expect(bad.code).toBe(2);
+  });
+
+  it('customers batch reads a semicolon export (Excel in a European locale) with --delimiter, and says so without it', async () => {
+    const rows = parse(readFileSync(join(exportDir, 'export.csv')));
+    writeFileSync(join(work, 'semi-export.csv'), stringify(rows, { delimiter: ';', record_delimiter: 'windows' }));
+    const plain = await validate('semi-export.csv');
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain(`for a semicolon-separated file add --delimiter ';'`);
+    const named = await validate('semi-export.csv', ['--delimiter', ';']);
+    expect(named.stderr).not.toMatch(/Error:/);
+    const summary = JSON.parse(named.stdout);
+    expect(summary.customers.read).toBe(counts.customers);
+    expect(summary.payments.read).toBe(counts.payments);
+    expect(summary.accounting.balanced).toBe(true);
+    // mapping init writes the delimiter it found into the mapping.
+    const init = await runBinary(['mapping', 'init', 'semi-export.csv', '--out', 'semi-mapping.json'], {
+      env,
+      cwd: work,
+    });
+    expect(init.code, init.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(work, 'semi-mapping.json'), 'utf8')).csv).toEqual({ delimiter: ';' });
+  });
+
+  it('payments push takes --delimiter too, and the batch mapping (its constant system id stands in for the lead id)', async () => {
+    // The fixture has a short row on purpose: kept short.
+    const rows = parse(readFileSync(join(FIXTURES, 'payments.csv')), { relax_column_count: true });
+    writeFileSync(join(work, 'payments.tsv'), stringify(rows, { delimiter: '\t' }));
+    const run = (file: string, extra: string[] = []) =>
+      runBinary(['payments', 'push', file, '--mapping', MAPPING, '--validate-only', '-o', 'json', ...extra], {
+        env,
+        cwd: work,
+      });
+    const comma = await run(join(FIXTURES, 'payments.csv'));
+    expect(comma.stderr).not.toMatch(/Error:/);
+    const tab = await run('payments.tsv', ['--delimiter', 'tab']);
+    expect(tab.stderr).not.toMatch(/Error:/);
+    expect(JSON.parse(tab.stdout).payments).toEqual(JSON.parse(comma.stdout).payments);
+    expect(JSON.parse(tab.stdout).payments.valid).toBeGreaterThan(0);
   });
 });

@@ -3,6 +3,7 @@ import { InputError } from '../../errors.js';
 import {
   compileLevel,
   csvDelimiter,
+  delimiterHint,
   type CompiledLevel,
   type FieldError,
   type LevelReader,
@@ -81,7 +82,7 @@ export function planCsv(file: string, role: CsvRole, mapping: Mapping, header: r
     plan.paymentIndex = reader.columnIndex('payment_id');
     plan.paymentColumns = PAYMENT_FIELDS.map((f) => reader.columnIndex(f)).filter((i) => i >= 0);
   }
-  checkHeader(file, role, compiled, plan.paymentReader !== undefined);
+  checkHeader(file, role, compiled, plan.paymentReader !== undefined, delimiterHint(header, mapping));
   return plan;
 }
 
@@ -285,6 +286,7 @@ function checkHeader(
   role: CsvRole,
   compiled: Partial<Record<'customer' | 'loan' | 'payment' | 'keys', CompiledLevel>>,
   hasPayments: boolean,
+  delimiterAdvice: string | undefined,
 ): void {
   const missing: string[] = [];
   for (const part of Object.values(compiled)) {
@@ -313,7 +315,9 @@ function checkHeader(
     parts.join('; and '),
     { file, row: 1 },
     {
-      hint: 'check the header against the mapping (`leadctl mapping init FILE` writes a starter mapping from a header)',
+      hint:
+        delimiterAdvice ??
+        'check the header against the mapping (`leadctl mapping init FILE` writes a starter mapping from a header)',
     },
   );
 }

@@ -1,6 +1,13 @@
 import type { Hash } from 'node:crypto';
 import { InputError } from '../../errors.js';
-import { compileLevel, csvDelimiter, type FieldError, type LevelReader, type Mapping } from '../mapping/mapping.js';
+import {
+  compileLevel,
+  csvDelimiter,
+  delimiterHint,
+  type FieldError,
+  type LevelReader,
+  type Mapping,
+} from '../mapping/mapping.js';
 import { LEVEL_FIELDS, type Level } from '../mapping/fields.js';
 import { checkHeaderNames } from '../table/reader.js';
 import { readCsv, readJsonValues, type InputFormat, type ProblemSink } from './rows.js';
@@ -47,6 +54,9 @@ export const KIND_FIELDS: Record<UpsertKind, { level: Level; fields: string[] }[
   ],
 };
 
+/** Either is enough for a loan or a payment (the service's rule). */
+const LEAD_OR_SYSTEM = ['lead_id', 'management_system_id'] as const;
+
 const REQUIRED: Record<UpsertKind, string[]> = {
   customer: ['customer.customer_id', 'loan.loan_id', 'loan.lead_id', 'loan.loan_amount', 'loan.applied_at'],
   loan: ['customer.customer_id', 'loan.loan_id', 'loan.loan_amount', 'loan.applied_at'],
@@ -79,10 +89,10 @@ function compileKind(
   file?: string,
 ): Readers {
   const readers: Readers = [];
-  const missing: string[] = [];
+  const absent: { level: Level; field: string; column: string }[] = [];
   for (const { level, fields } of KIND_FIELDS[kind]) {
     const compiled = compileLevel(mapping, level, header, { strictColumns: strict, only: fields, file });
-    for (const m of compiled.missingColumns) missing.push(`"${m.column}" (${level}.${m.field})`);
+    for (const m of compiled.missingColumns) absent.push({ level, ...m });
     readers.push({ level, reader: compiled.reader });
   }
   if (strict) {
@@ -90,6 +100,17 @@ function compileKind(
       const [level, field] = name.split('.') as [Level, string];
       return readers.some((r) => r.level === level && r.reader.fields.has(field));
     };
+    // A loan or payment needs a lead id or a management system id, not both: the batch's mapping
+    // maps both (a payments file has no lead id column; the constant system id stands in).
+    const missing = absent
+      .filter(
+        (m) =>
+          kind === 'customer' ||
+          m.level !== 'loan' ||
+          !(LEAD_OR_SYSTEM as readonly string[]).includes(m.field) ||
+          !LEAD_OR_SYSTEM.some((other) => other !== m.field && mapped(`loan.${other}`)),
+      )
+      .map((m) => `"${m.column}" (${m.level}.${m.field})`);
     const unmapped = REQUIRED[kind].filter((name) => !mapped(name));
     if (kind !== 'customer' && !mapped('loan.lead_id') && !mapped('loan.management_system_id'))
       unmapped.push('loan.lead_id or loan.management_system_id');
@@ -103,7 +124,11 @@ function compileKind(
       throw new InputError(
         parts.join('; and '),
         { file, row: 1 },
-        { hint: 'check the header against the mapping (`leadctl mapping init FILE` writes a starter mapping)' },
+        {
+          hint:
+            delimiterHint(header, mapping) ??
+            'check the header against the mapping (`leadctl mapping init FILE` writes a starter mapping)',
+        },
       );
     }
   }

@@ -20,6 +20,8 @@ export interface SampledFile {
   rows: string[][];
   /** Given by the user; otherwise guessed when there are several files. */
   role?: FileRole;
+  /** The field delimiter it was read with (a comma when absent). */
+  delimiter?: string;
 }
 
 type Target = { level: Level; field: string; kind: FieldKind };
@@ -72,6 +74,13 @@ export function starterMapping(files: readonly SampledFile[], timeZone?: string)
   const unmatched: string[] = [];
   const codesToFill: Record<string, string[]> = {};
   const notes: string[] = [];
+  // A mapping has one delimiter, and a comma is what it means without one.
+  const delimiters = [...new Set(files.map((f) => f.delimiter ?? ','))];
+  if (delimiters.length === 1 && delimiters[0] !== ',') mapping.csv = { delimiter: delimiters[0]! };
+  if (delimiters.length > 1)
+    notes.push(
+      `the files are split by different delimiters (${delimiters.map((d) => JSON.stringify(d)).join(', ')}), but a mapping has one ("csv": { "delimiter": … }): save them with the same one`,
+    );
   const zone = resolveZone(timeZone ?? 'UTC') ?? resolveZone('UTC')!;
   let dollars = false;
   const datetimeFormats = new Set<string>();

@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { InputError } from '../../errors.js';
 import { readSmallFile } from '../../io/open-file.js';
 import { describeChars, notAWorkbook } from '../sources.js';
+import { sniffDelimiter } from '../table/reader.js';
 import { formatZodIssues } from '../../schema/common.js';
 import { routingNumberProblem } from '../../schema/list-items.js';
 import { spreadsheetProblem, type CellExpectation } from '../../schema/spreadsheet.js';
@@ -474,4 +475,39 @@ function identitySection(level: Level, header: readonly string[]): Record<string
 /** The CSV delimiter the mapping asks for. */
 export function csvDelimiter(mapping: Mapping): string {
   return mapping.spec.csv?.delimiter ?? ',';
+}
+
+/**
+ * The mapping with the delimiter named by `--delimiter` in place of its own: one typed on the
+ * command line wins (it then also keys the journal and the record's digests, as a mapping's does).
+ */
+export function withDelimiter(mapping: Mapping, delimiter: string | undefined): Mapping {
+  if (delimiter === undefined || delimiter === csvDelimiter(mapping)) return mapping;
+  return { ...mapping, spec: { ...mapping.spec, csv: { ...mapping.spec.csv, delimiter } } };
+}
+
+const DELIMITER_NAMES: Record<string, { word: string; flag: string }> = {
+  ',': { word: 'comma', flag: 'comma' },
+  ';': { word: 'semicolon', flag: "';'" },
+  '\t': { word: 'tab', flag: 'tab' },
+  '|': { word: 'pipe', flag: "'|'" },
+};
+
+/**
+ * What to do when the header came out as one column holding another delimiter (a semicolon
+ * from Excel in a European locale, a tab from a database): without this, the error listed every
+ * mapped column as missing. Undefined for any other header.
+ */
+export function delimiterHint(header: readonly string[], mapping: Mapping): string | undefined {
+  const named = header.filter((name) => name.trim() !== '');
+  if (named.length !== 1) return undefined;
+  const used = csvDelimiter(mapping);
+  const found = sniffDelimiter(
+    named[0]!,
+    Object.keys(DELIMITER_NAMES).filter((d) => d !== used),
+  );
+  if (found.count === 0) return undefined;
+  const { word, flag } = DELIMITER_NAMES[found.char]!;
+  const describe = (d: string) => DELIMITER_NAMES[d]?.word ?? `"${d}"`;
+  return `the header was read as one column holding ${found.count} ${word}${found.count === 1 ? '' : 's'}, split by ${describe(used)}: for a ${word}-separated file add --delimiter ${flag}, or "csv": { "delimiter": ${JSON.stringify(found.char)} } to the mapping`;
 }

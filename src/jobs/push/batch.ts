@@ -6,7 +6,7 @@ import type { InputFormat } from '../../ingest/lms/rows.js';
 import { Staging } from '../../ingest/lms/staging.js';
 import { TempFolder } from '../../ingest/lms/temp-folder.js';
 import { NotSortedError } from '../../ingest/lms/stream.js';
-import { IDENTITY_MAPPING, loadMapping, type Mapping } from '../../ingest/mapping/mapping.js';
+import { IDENTITY_MAPPING, loadMapping, type Mapping, withDelimiter } from '../../ingest/mapping/mapping.js';
 import type { InputStamp } from '../../ingest/stamp.js';
 import { noRecords } from '../../ingest/table/reader.js';
 import type { IO } from '../../io/io.js';
@@ -134,7 +134,10 @@ class BatchRun {
     const dir = stateDir(io.env);
     let releaseSignals: (() => void) | undefined;
     try {
-      this.mapping = request.mappingPath ? await loadMapping(request.mappingPath, io.cwd) : IDENTITY_MAPPING;
+      this.mapping = withDelimiter(
+        request.mappingPath ? await loadMapping(request.mappingPath, io.cwd) : IDENTITY_MAPPING,
+        io.input?.delimiter,
+      );
       this.inputStamps = stampInputs(request.inputs, io.cwd);
       if (!request.validateOnly) {
         this.target = await env.target();

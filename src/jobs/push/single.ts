@@ -12,7 +12,7 @@ import {
 } from '../../errors.js';
 import { stageUpserts, type UpsertKind, type UpsertRecord } from '../../ingest/lms/records.js';
 import { formatFromName, peekText, sniffFormat, type InputFormat, type RowProblem } from '../../ingest/lms/rows.js';
-import { IDENTITY_MAPPING, loadMapping } from '../../ingest/mapping/mapping.js';
+import { IDENTITY_MAPPING, loadMapping, withDelimiter } from '../../ingest/mapping/mapping.js';
 import { openInput } from '../../ingest/sources.js';
 import { Staging } from '../../ingest/lms/staging.js';
 import { formatZodIssues } from '../../schema/common.js';
@@ -65,7 +65,10 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
   const { io, kind } = { io: env.io, kind: request.kind };
   const started = io.now();
   const startedMs = performance.now();
-  const mapping = request.mappingPath ? await loadMapping(request.mappingPath, io.cwd) : IDENTITY_MAPPING;
+  const mapping = withDelimiter(
+    request.mappingPath ? await loadMapping(request.mappingPath, io.cwd) : IDENTITY_MAPPING,
+    io.input?.delimiter,
+  );
   const tally = new Tally();
   const level = PLURAL[kind];
   let client: ApiClient | undefined;

@@ -46,6 +46,18 @@ describe('starterMapping', () => {
     expect(starter.missingRequired).toEqual(['loan.lead_id or loan.management_system_id (a {"const": …} will do)']);
   });
 
+  it('writes the delimiter the files were read with, unless a comma; says so when they differ', () => {
+    expect(starterMapping([file]).mapping.csv).toBeUndefined();
+    expect(starterMapping([{ ...file, delimiter: ',' }]).mapping.csv).toBeUndefined();
+    expect(starterMapping([{ ...file, delimiter: ';' }]).mapping.csv).toEqual({ delimiter: ';' });
+    const mixed = starterMapping([
+      { ...file, delimiter: ';', role: 'loans' },
+      { ...file, name: 'payments.csv', delimiter: '\t', role: 'payments' },
+    ]);
+    expect(mixed.mapping.csv).toBeUndefined();
+    expect(mixed.notes.join('\n')).toContain('split by different delimiters (";", "\\t")');
+  });
+
   it('writes a mapping that loads once the codes are filled in', () => {
     const starter = starterMapping([file], 'America/Chicago');
     const json = JSON.parse(JSON.stringify(starter.mapping));

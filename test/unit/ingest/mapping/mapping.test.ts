@@ -3,8 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { InputError } from '../../../../src/errors.js';
 import {
   compileLevel,
+  csvDelimiter,
+  delimiterHint,
   IDENTITY_MAPPING,
   parseMapping,
+  withDelimiter,
   type FieldError,
 } from '../../../../src/ingest/mapping/mapping.js';
 import { LEVEL_FIELDS } from '../../../../src/ingest/mapping/fields.js';
@@ -361,5 +364,34 @@ describe('readers that vouch for their kinds', () => {
       expect(paymentRulesHold(out), JSON.stringify(row)).toBe(zod);
     }
     expect(fit).toBeGreaterThan(2000);
+  });
+});
+
+describe('the delimiter of an export', () => {
+  const semicolon = parseMapping({ csv: { delimiter: ';' }, customer: { customer_id: 'Cust' } }, 'm.json');
+
+  it('is the one --delimiter names, else the one of the mapping', () => {
+    expect(csvDelimiter(withDelimiter(semicolon, undefined))).toBe(';');
+    expect(csvDelimiter(withDelimiter(semicolon, '\t'))).toBe('\t');
+    expect(withDelimiter(semicolon, '\t').spec.customer).toEqual({ customer_id: 'Cust' });
+    const identity = withDelimiter(IDENTITY_MAPPING, ';');
+    expect(csvDelimiter(identity)).toBe(';');
+    expect(identity.identity).toBe(true);
+    expect(csvDelimiter(IDENTITY_MAPPING)).toBe(',');
+  });
+
+  it('is named in a hint when the header came out as one column holding another', () => {
+    expect(delimiterHint(['Cust No;Loan No;Lead ID'], IDENTITY_MAPPING)).toBe(
+      'the header was read as one column holding 2 semicolons, split by comma: for a semicolon-separated file add --delimiter \';\', or "csv": { "delimiter": ";" } to the mapping',
+    );
+    expect(delimiterHint(['Cust No\tLoan No', ''], IDENTITY_MAPPING)).toContain(
+      '1 tab, split by comma: for a tab-separated file add --delimiter tab',
+    );
+    expect(delimiterHint(['Cust No,Loan No'], semicolon)).toContain(
+      'split by semicolon: for a comma-separated file add --delimiter comma',
+    );
+    // A header of several columns, or one column with nothing else in it: the mapping is what is wrong.
+    expect(delimiterHint(['Cust No', 'Loan;No'], IDENTITY_MAPPING)).toBeUndefined();
+    expect(delimiterHint(['Cust No'], IDENTITY_MAPPING)).toBeUndefined();
   });
 });
