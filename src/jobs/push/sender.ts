@@ -95,12 +95,14 @@ export class ChunkSender {
       this.retries += res.attempts - 1;
       this.options.answered();
       const parsed = BatchResponseSchema.safeParse(res.body);
-      if (parsed.success)
-        return {
-          skipped: parsed.data.data.skipped.map((s) => ({ path: s.path, id: s.id, errors: s.errors })),
-          refused: [],
-          unconfirmed: [],
-        };
+      if (parsed.success) {
+        const skipped = parsed.data.data.skipped.map((s) => ({ path: s.path, id: s.id, errors: s.errors }));
+        // A skip of a customer the request did not have cannot be placed on any record sent: no
+        // verdict of the answer is then taken for one (the service's words go to the rejects file).
+        const unplaced = skipped.filter((s) => customerIndex(s.path, customers.length) === undefined);
+        if (unplaced.length) return { skipped: unplaced, refused: [], unconfirmed: customers.map((_, i) => i) };
+        return { skipped, refused: [], unconfirmed: [] };
+      }
       return { skipped: [], refused: [], unconfirmed: customers.map((_, i) => i) };
     } catch (err) {
       this.retries += attemptsOf(err) - 1;
@@ -131,6 +133,13 @@ export class ChunkSender {
       throw err;
     }
   }
+}
+
+/** The customer a skip's path names, when the request had it (`customers.3.loans.0` → 3). */
+function customerIndex(path: string, customers: number): number | undefined {
+  const m = /^customers\.(\d+)(?:\.|$)/.exec(path);
+  const index = m ? Number(m[1]) : Number.NaN;
+  return index < customers ? index : undefined;
 }
 
 /** `customers.3.loans.0` → `customers.(3 + by).loans.0`, for skips reported by the second half of a split request. */

@@ -54,19 +54,20 @@ export function applySkips(
   const rejected = zeroCounts();
   // Only the outermost skipped object counts; an inner one listed as well is already inside it.
   const seen = new Set<string>();
-  const sorted = [...skipped].sort((a, b) => a.path.split('.').length - b.path.split('.').length);
+  const sorted = wholeWhereUnknown(traces, skipped).sort((a, b) => a.path.split('.').length - b.path.split('.').length);
   for (const entry of sorted) {
     const m = PATH.exec(entry.path);
     const errors = entry.errors.length ? entry.errors : ['skipped by the service'];
     const customer = m ? traces[Number(m[1])] : undefined;
     if (!m || !customer) {
-      // A path this run did not send: report it as the service said it, against nothing in particular.
+      // A customer this request did not have: reported as the service said it, against nothing in
+      // particular (the sender then took no verdict of that answer: its customers are unconfirmed).
       rejects.push({
         level: 'customer',
         src: traces[0]?.src ?? 0,
         row: 0,
         customerId: entry.id ?? '',
-        reason: `skipped by the service at ${entry.path}: ${errors.join('; ')}`,
+        reason: `skipped by the service at ${entry.path}, which this request did not have: ${errors.join('; ')}`,
       });
       continue;
     }
@@ -157,6 +158,49 @@ export function applySkips(
     }
   }
   return { rejects, rejected };
+}
+
+/**
+ * A skip at a loan or payment the request did not have under one of its customers (an index past
+ * the customer's loans or the loan's payments, or a path of another shape) says the service meant
+ * another record than leadctl sent: what it stored of that customer is unknown. That customer is then skipped as a whole (its
+ * own entries replaced by one that says why), so that nothing of it is counted accepted, its rows
+ * are in the rejects file and the record sends it again next time.
+ */
+function wholeWhereUnknown(traces: readonly CustomerTrace[], skipped: readonly SkippedEntry[]): SkippedEntry[] {
+  const unknown = new Map<number, SkippedEntry[]>();
+  for (const entry of skipped) {
+    const c = customerOf(entry.path);
+    const customer = c === undefined ? undefined : traces[c];
+    if (c === undefined || !customer) continue;
+    const m = PATH.exec(entry.path);
+    const loan = m?.[2] === undefined ? undefined : customer.loans[Number(m[2])];
+    if (m && (m[2] === undefined || (loan && (m[3] === undefined || Number(m[3]) < loan.payments.rows.length))))
+      continue;
+    unknown.set(c, [...(unknown.get(c) ?? []), entry]);
+  }
+  if (unknown.size === 0) return [...skipped];
+  const kept = skipped.filter((entry) => {
+    const c = customerOf(entry.path);
+    return c === undefined || !unknown.has(c);
+  });
+  for (const [c, entries] of unknown) {
+    const said = entries.map((e) => `${e.path}${e.errors.length ? `: ${e.errors.join('; ')}` : ''}`).join(', ');
+    kept.push({
+      path: `customers.${c}`,
+      id: traces[c]!.customerId,
+      errors: [
+        `a record this request did not have (${said}); what it stored of this customer is unknown: check it, then push it again`,
+      ],
+    });
+  }
+  return kept;
+}
+
+/** The customer a path is under (`customers.3…` → 3), whatever follows. */
+function customerOf(path: string): number | undefined {
+  const m = /^customers\.(\d+)(?:\.|$)/.exec(path);
+  return m ? Number(m[1]) : undefined;
 }
 
 function splitField(error: string, say: (reason: string) => string): { field?: string; reason: string } {

@@ -72,6 +72,25 @@ describe('ChunkSender.post', () => {
     expect(answered()).toBe(2);
   });
 
+  it('takes no verdict of an answer that skips a customer the request did not have: every customer unconfirmed', async () => {
+    for (const path of ['customers.3', 'customers.3.loans.0', '__proto__', 'customers.-1', 'loans.0']) {
+      const { client: c } = client(() =>
+        detailed([
+          { path: 'customers.1', id: 'C1', errors: ['x'] },
+          { path, id: 'Z', errors: ['z'] },
+        ]),
+      );
+      const result = await sender(c).s.post(many(3));
+      expect(result.unconfirmed, path).toEqual([0, 1, 2]);
+      // Only what cannot be placed is kept, for the rejects file: the rest would count twice.
+      expect(result.skipped, path).toEqual([{ path, id: 'Z', errors: ['z'] }]);
+    }
+    const { client: placed } = client(() => detailed([{ path: 'customers.2.loans.9', id: 'L', errors: ['y'] }]));
+    const result = await sender(placed).s.post(many(3));
+    expect(result.unconfirmed).toEqual([]);
+    expect(result.skipped).toEqual([{ path: 'customers.2.loans.9', id: 'L', errors: ['y'] }]);
+  });
+
   it('refuses a single customer still too large, and each customer of a request refused whole', async () => {
     const { client: c } = client(() => new ValidationError('bad request', {}, { http: { status: 422, attempts: 1 } }));
     const { s, answered } = sender(c);

@@ -211,26 +211,31 @@ describe('the service skipped part of a request', () => {
     const r = applySkips(traces, [
       { path: 'customers.9', id: 'C9', errors: ['x', 'y'] },
       { path: 'things.0', id: null, errors: [] },
-      { path: 'customers.0.loans.0.extra', id: 'Z', errors: ['z'] },
       { path: 'xcustomers.0', id: 'W', errors: ['w'] },
     ]);
     expect(r.rejected).toEqual({ customers: 0, loans: 0, payments: 0 });
+    const not = 'which this request did not have';
     expect(r.rejects).toEqual([
-      { level: 'customer', src: 0, row: 0, customerId: 'C9', reason: 'skipped by the service at customers.9: x; y' },
+      {
+        level: 'customer',
+        src: 0,
+        row: 0,
+        customerId: 'C9',
+        reason: `skipped by the service at customers.9, ${not}: x; y`,
+      },
       {
         level: 'customer',
         src: 0,
         row: 0,
         customerId: '',
-        reason: 'skipped by the service at things.0: skipped by the service',
+        reason: `skipped by the service at things.0, ${not}: skipped by the service`,
       },
-      { level: 'customer', src: 0, row: 0, customerId: 'W', reason: 'skipped by the service at xcustomers.0: w' },
       {
         level: 'customer',
         src: 0,
         row: 0,
-        customerId: 'Z',
-        reason: 'skipped by the service at customers.0.loans.0.extra: z',
+        customerId: 'W',
+        reason: `skipped by the service at xcustomers.0, ${not}: w`,
       },
     ]);
     const elsewhere = applySkips([{ ...traces[1]!, src: 3 }], [{ path: 'customers.5', id: null, errors: ['q'] }]);
@@ -238,16 +243,39 @@ describe('the service skipped part of a request', () => {
     expect(applySkips([], [{ path: 'customers.0', id: null, errors: ['q'] }]).rejects[0]!.src).toBe(0);
   });
 
-  it('a loan or payment index the customer does not have is left out', () => {
-    const r = applySkips(traces, [
-      { path: 'customers.0.loans.7', id: 'L7', errors: ['x'] },
-      { path: 'customers.0.loans.1.payments.3', id: 'P9', errors: ['x'] },
+  it('a loan or payment the customer was not sent with makes the whole customer skipped, saying what the service named', () => {
+    for (const path of [
+      'customers.0.loans.7',
+      'customers.0.loans.1.payments.3',
       // One past the last payment of a loan that has two.
-      { path: 'customers.0.loans.0.payments.2', id: 'P9', errors: ['x'] },
-      { path: 'customers.0.loans.7.payments.0', id: 'P9', errors: ['x'] },
-    ]);
-    expect(r.rejected).toEqual({ customers: 0, loans: 0, payments: 0 });
-    expect(r.rejects).toEqual([]);
+      'customers.0.loans.0.payments.2',
+      'customers.0.loans.7.payments.0',
+      'customers.0.loans.0.extra',
+    ]) {
+      const r = applySkips(traces, [
+        // Inside the customer, and at the other customer: the first is covered by it, the second stays.
+        { path: 'customers.0.loans.0.payments.1', id: 'P1', errors: ['payment_at: required'] },
+        { path, id: 'X', errors: ['x'] },
+        { path: 'customers.1.loans.0.payments.0', id: 'P2', errors: ['fees: negative'] },
+      ]);
+      expect(r.rejected, path).toEqual({ customers: 1, loans: 2, payments: 3 });
+      expect(r.rejects[0], path).toEqual({
+        level: 'customer',
+        src: 0,
+        row: 2,
+        customerId: 'C0',
+        field: undefined,
+        reason: `skipped by the service: a record this request did not have (${path}: x); what it stored of this customer is unknown: check it, then push it again`,
+      });
+      expect(r.rejects.filter((x) => x.customerId === 'C0').map((x) => `${x.level} ${x.row}`)).toEqual([
+        'customer 2',
+        'loan 2',
+        'payment 5',
+        'payment 6',
+        'loan 3',
+      ]);
+      expect(r.rejects.at(-1)).toMatchObject({ customerId: 'C1', paymentId: 'P2', field: 'fees' });
+    }
   });
 });
 
