@@ -14,6 +14,7 @@ import {
   ServiceError,
   ValidationError,
 } from '../errors.js';
+import { printable } from '../io/printable.js';
 import { ANSWER_PROBLEM_WORDS, classifyStatus, type AnswerProblem } from './status.js';
 
 export interface FailedRequest {
@@ -43,16 +44,38 @@ export interface FailedResponse extends FailedRequest {
 
 const MAX_BODY_IN_MESSAGE = 500;
 
-/** The error body as the service wrote it, shortened, for bodies of unknown shape. */
+/** A message or reason of the service is at most this long where leadctl repeats it. */
+export const MAX_SERVICE_TEXT = 500;
+const MAX_FIELD_TEXT = 200;
+
+/**
+ * Words of the service (a message, a reason, an id it names) as leadctl repeats them on a terminal
+ * or in a rejects file: control, bidi and separator characters escaped (a proxy's or a broken
+ * service's text must not clear the screen, rewrite a line or set the window's title), cut to
+ * `max` characters with `…` (a 3 MB message is not a message).
+ */
+export function serviceText(text: string, max: number = MAX_SERVICE_TEXT): string {
+  return printable(text, max, false);
+}
+
+/** The error body as the service wrote it, shortened and escaped, for bodies of unknown shape. */
 export function describeBody(body: unknown): string {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   if (!text) return '';
-  return text.length > MAX_BODY_IN_MESSAGE ? text.slice(0, MAX_BODY_IN_MESSAGE) + '…' : text;
+  return serviceText(text, MAX_BODY_IN_MESSAGE);
+}
+
+/** An error's details carry the body as it came when it is small; a larger one, cut (and escaped) as a message quotes it. */
+const MAX_BODY_IN_DETAILS = 4096;
+
+function boundedBody(body: unknown): unknown {
+  const text = typeof body === 'string' ? body : (JSON.stringify(body) ?? '');
+  return text.length <= MAX_BODY_IN_DETAILS ? body : serviceText(text, MAX_BODY_IN_DETAILS);
 }
 
 function messageOf(body: unknown): string | undefined {
   if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
-    return (body as { message: string }).message;
+    return serviceText((body as { message: string }).message);
   }
   return undefined;
 }
@@ -63,11 +86,13 @@ export function fieldErrorsOf(body: unknown): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   if (errors && typeof errors === 'object' && !Array.isArray(errors)) {
     for (const [field, reasons] of Object.entries(errors as Record<string, unknown>)) {
-      if (Array.isArray(reasons)) out[field] = reasons.map((r) => String(r));
-      else if (reasons !== undefined && reasons !== null) out[field] = [String(reasons)];
+      // A key such as `list.3` (a list's row) is printable already: escaping leaves it as it is.
+      const key = serviceText(field, MAX_FIELD_TEXT);
+      if (Array.isArray(reasons)) out[key] = reasons.map((r) => serviceText(String(r)));
+      else if (reasons !== undefined && reasons !== null) out[key] = [serviceText(String(reasons))];
     }
   } else if (Array.isArray(errors)) {
-    out[''] = errors.map((r) => String(r));
+    out[''] = errors.map((r) => serviceText(String(r)));
   }
   return out;
 }
@@ -89,7 +114,7 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
     : r.body !== '' && r.body !== undefined
       ? `: ${describeBody(r.body)}`
       : '';
-  const details = { status: r.status, method: r.method, path: r.path, attempts: r.attempts, body: r.body };
+  const details = { status: r.status, method: r.method, path: r.path, attempts: r.attempts, body: boundedBody(r.body) };
   switch (classifyStatus(r.status)) {
     case 'unauthenticated':
       if (r.auth === 'none') {
@@ -209,33 +234,7 @@ const EXCERPT_CHARS = 120;
  * escaped (a page must not move the cursor or reorder the line), cut with `…`.
  */
 export function answerExcerpt(text: string, max: number = EXCERPT_CHARS): string {
-  return `"${escapeText(text, max)}"`;
-}
-
-/** `text` cut to `max` characters (with `…`), control, bidi and separator characters escaped. */
-function escapeText(text: string, max: number): string {
-  const head = [...text.slice(0, max + 1)];
-  const cut = head.length > max;
-  const shown = head
-    .slice(0, max)
-    .map((ch) => {
-      if (ch === '\n') return '\\n';
-      if (ch === '\r') return '\\r';
-      if (ch === '\t') return '\\t';
-      if (ch === '"' || ch === '\\') return '\\' + ch;
-      const code = ch.codePointAt(0)!;
-      if (code < 0x20 || (code >= 0x7f && code < 0xa0)) return `\\x${code.toString(16).padStart(2, '0')}`;
-      const invisible =
-        (code >= 0x202a && code <= 0x202e) ||
-        (code >= 0x2066 && code <= 0x2069) ||
-        code === 0x2028 ||
-        code === 0x2029 ||
-        (code >= 0xd800 && code <= 0xdfff);
-      if (invisible) return `\\u${code.toString(16)}`;
-      return ch;
-    })
-    .join('');
-  return `${shown}${cut ? '…' : ''}`;
+  return `"${printable(text, max)}"`;
 }
 
 function bytesWords(n: number): string {
@@ -248,12 +247,12 @@ function bytesWords(n: number): string {
  * like an outage: the request is not taken as done.
  */
 function errorFromMalformedAnswer(r: FailedResponse, p: AnswerProblem): LeadctlError {
-  const type = p.contentType ? `content type ${escapeText(p.contentType, 80)}` : 'no content type';
+  const type = p.contentType ? `content type ${printable(p.contentType, 80)}` : 'no content type';
   const text = typeof r.body === 'string' ? r.body : '';
-  const start = p.bytes > 0 && text !== '' ? escapeText(text, EXCERPT_CHARS) : undefined;
+  const start = p.bytes > 0 && text !== '' ? printable(text, EXCERPT_CHARS) : undefined;
   const message =
     `the answer to ${what(r)} is not a well-formed answer of the service (HTTP ${r.status}, ${type}, ${bytesWords(p.bytes)}): ` +
-    `${ANSWER_PROBLEM_WORDS[p.kind]}${p.detail ? ` (${escapeText(p.detail, 300)})` : ''}${start !== undefined ? `, starting "${start}"` : ''}${attemptsNote(r)}${gaveUpNote(r.gaveUp)}` +
+    `${ANSWER_PROBLEM_WORDS[p.kind]}${p.detail ? ` (${printable(p.detail, 300)})` : ''}${start !== undefined ? `, starting "${start}"` : ''}${attemptsNote(r)}${gaveUpNote(r.gaveUp)}` +
     '; a captive portal, a WAF or a proxy may be answering in its place';
   const hint =
     r.repeatable === false
@@ -267,9 +266,9 @@ function errorFromMalformedAnswer(r: FailedResponse, p: AnswerProblem): LeadctlE
       path: r.path,
       attempts: r.attempts,
       problem: p.kind,
-      content_type: p.contentType === undefined ? null : escapeText(p.contentType, 80),
+      content_type: p.contentType === undefined ? null : printable(p.contentType, 80),
       bytes: p.bytes,
-      ...(p.detail ? { detail: escapeText(p.detail, 300) } : {}),
+      ...(p.detail ? { detail: printable(p.detail, 300) } : {}),
       ...(start !== undefined ? { start } : {}),
     },
     http: { method: r.method, path: r.path, status: r.status, attempts: r.attempts },
@@ -468,12 +467,12 @@ export function errorFromNetwork(f: NetworkFailure): NetworkError {
 /** The token endpoint's answer to bad credentials (OAuth 2.0 error form, RFC 6749 §5.2). */
 export function errorFromTokenResponse(r: FailedResponse & { clientId: string }): LeadctlError {
   const body = r.body && typeof r.body === 'object' ? (r.body as Record<string, unknown>) : {};
-  const oauthError = typeof body.error === 'string' ? body.error : undefined;
+  const oauthError = typeof body.error === 'string' ? serviceText(body.error) : undefined;
   const description =
     typeof body.error_description === 'string'
-      ? body.error_description
+      ? serviceText(body.error_description)
       : typeof body.message === 'string'
-        ? body.message
+        ? serviceText(body.message)
         : undefined;
   if (r.status === 400 || r.status === 401 || r.status === 403) {
     const reason = [oauthError, description].filter(Boolean).join(': ') || describeBody(r.body) || `HTTP ${r.status}`;
@@ -483,7 +482,7 @@ export function errorFromTokenResponse(r: FailedResponse & { clientId: string })
           ? 'the client id or secret is wrong, or the secret was rotated: run `leadctl auth login` with the current secret (or fix LEADCTL_CLIENT_ID / LEADCTL_CLIENT_SECRET)'
           : 'run `leadctl auth login` again; if it keeps failing, rerun with --verbose and report the answer',
       details: { status: r.status, error: oauthError, error_description: description },
-      http: { method: r.method, path: r.path, status: r.status, attempts: r.attempts, body: r.body },
+      http: { method: r.method, path: r.path, status: r.status, attempts: r.attempts, body: boundedBody(r.body) },
     });
   }
   return errorFromResponse(r);

@@ -3,6 +3,7 @@
  * NDJSON (one line per record) or CSV for scripts. The CSV writer loads only when a result is
  * printed as CSV.
  */
+import { printable } from '../io/printable.js';
 import type { OutputFormat } from '../io/output-format.js';
 import type { OutputStream } from '../io/io.js';
 import { maskAccount, maskSsn } from './mask.js';
@@ -147,7 +148,14 @@ function humanText<T>(column: Column<T>, row: T, time: TimeSettings = {}): strin
   // Masking comes last, so that a column's own formatting can never show the number whole.
   if (column.mask === 'ssn') return maskSsn(text);
   if (column.mask === 'account') return maskAccount(text);
-  return text;
+  // Cells hold the service's data and the input's: nothing in one may act on the terminal (a line
+  // break is the cell's own: it is wrapped there).
+  return text.includes('\n')
+    ? text
+        .split('\n')
+        .map((line) => printable(line, Number.POSITIVE_INFINITY, false))
+        .join('\n')
+    : printable(text, Number.POSITIVE_INFINITY, false);
 }
 
 export function projectRow<T>(row: T, columns: readonly Column<T>[]): Record<string, unknown> {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -168,6 +168,40 @@ describe('every command: a 2xx that is not an answer exits 5, never 1, never suc
     expect(res.code, res.stderr).toBe(5);
     expect(res.stderr).toMatch(/POST \/oauth\/token is not a well-formed answer/);
     expect(res.stderr).not.toContain(sandbox.clientSecret);
+  });
+});
+
+describe("the service's words on a terminal", () => {
+  // Nothing that acts on a terminal: ESC, CR, BEL (and the other C0 controls but the line break).
+  const acting = /[\u0000-\u0009\u000b-\u001f\u007f]/;
+
+  it('a message with escape sequences is shown escaped and cut short (systems ls, exit 5)', async () => {
+    const server = await hostile({ mode: 'escapes-500' });
+    const res = await runBinary(['systems', 'ls'], { env: { ...envAt(server), LEADCTL_RETRY_ATTEMPTS: '1' } });
+    expect(res.code, res.stderr).toBe(5);
+    expect(res.stderr).not.toMatch(acting);
+    const { message } = JSON.parse(res.stderr).error;
+    expect(message).toContain('\\x1b[2J\\x1b[31mCLEARED\\x1b[0m\\rOVERWRITE\\x1b]0;title\\x07');
+    expect(message).not.toMatch(acting);
+    expect(res.stderr.length).toBeLessThan(5_000);
+  });
+
+  it("a record's reason with escape sequences: escaped in the summary table and in the rejects file (customers push)", async () => {
+    const server = await hostile({ mode: 'escapes-422' });
+    const customer = {
+      customer_id: 'H-2',
+      lead_loan: { loan_id: 'HL-2', lead_id: 500101, loan_amount: 50000, applied_at: '2026-03-06T16:15:00Z' },
+    };
+    const cwd = mkdtempSync(join(work, 'escapes-'));
+    const res = await runBinary(['customers', 'push', '-', '--rejects', 'rejects.csv', '-o', 'table'], {
+      env: envAt(server),
+      input: JSON.stringify(customer),
+      cwd,
+    });
+    expect(res.code, res.stderr).toBe(4);
+    expect(res.stdout).toContain('\\x1b]0;title\\x07');
+    expect(res.stdout + res.stderr).not.toMatch(acting);
+    expect(readFileSync(join(cwd, 'rejects.csv'), 'utf8')).not.toMatch(/[\u001b\u0007\r]/);
   });
 });
 

@@ -48,6 +48,9 @@ export const PORTAL_PAGE =
   '<body><form action="/login" method="post"><p>Accept the terms to continue.</p>' +
   '<button>Connect</button></form></body></html>\r\n';
 
+/** Clears the screen, paints red, rewrites the line and sets the window's title on a terminal that prints it. */
+export const TERMINAL_ESCAPES = '\u001b[2J\u001b[31mCLEARED\u001b[0m\rOVERWRITE\u001b]0;title\u0007';
+
 const json = (res: ServerResponse, status: number, text: string, type = 'application/json') =>
   res.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(text)) }).end(text);
 
@@ -96,6 +99,15 @@ export const MODES = {
     };
     pump();
   },
+  /** A broken service or proxy whose message would act on a terminal (clear it, rewrite a line, set its title), 100 KB long. */
+  'escapes-500': ({ res }) => json(res, 500, JSON.stringify({ message: TERMINAL_ESCAPES + 'x'.repeat(100_000) })),
+  /** The same in a 422's field error, as a record's reason. */
+  'escapes-422': ({ res }) =>
+    json(
+      res,
+      422,
+      JSON.stringify({ message: 'The given data was invalid.', errors: { customer_id: [TERMINAL_ESCAPES] } }),
+    ),
   /** Reads the request and never answers: no status line, no headers. */
   'slow-headers': () => undefined,
 } satisfies Record<string, Mode>;

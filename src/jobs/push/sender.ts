@@ -1,4 +1,5 @@
 import { BATCH_ANSWER, type ApiClient } from '../../api/client.js';
+import { serviceText } from '../../api/errors.js';
 import { LeadctlError, PayloadTooLargeError, ValidationError } from '../../errors.js';
 import { BatchResponseSchema } from '../../schema/loan-performance.js';
 import { customersBody } from './chunker.js';
@@ -96,7 +97,11 @@ export class ChunkSender {
       this.options.answered();
       const parsed = BatchResponseSchema.safeParse(res.body);
       if (parsed.success) {
-        const skipped = parsed.data.data.skipped.map((s) => ({ path: s.path, id: s.id, errors: s.errors }));
+        const skipped = parsed.data.data.skipped.map((s) => ({
+          path: serviceText(s.path),
+          id: s.id === null ? null : serviceText(s.id),
+          errors: s.errors.map((e) => serviceText(e)),
+        }));
         // A skip of a customer the request did not have cannot be placed on any record sent: no
         // verdict of the answer is then taken for one (the service's words go to the rejects file).
         const unplaced = skipped.filter((s) => customerIndex(s.path, customers.length) === undefined);
