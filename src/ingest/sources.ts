@@ -302,6 +302,8 @@ async function* decodeText(
         if (encoding === 'utf-8' && decoded && !midCharacter && isAscii(chunk)) {
           // Most exports are ASCII: no decoder needed. Not the first chunk: the decoder sees that
           // one, so a BOM is dropped there and only there.
+          const nul = chunk.indexOf(0);
+          if (nul !== -1) throw nulByte(name, encoding, place.lineAt(chunk, nul), place.offsetOf(nul), chunk);
           text = chunk.toString('latin1');
         } else {
           try {
@@ -311,6 +313,13 @@ async function* decodeText(
           }
           midCharacter = encoding === 'utf-8' && endsMidCharacter(chunk);
           decoded = true;
+          const nul = text.indexOf('\u0000');
+          if (nul !== -1) {
+            // The line, from the text (the decoder may hold bytes of a character, so not the offset).
+            const before = place.linesBefore();
+            const line = before === undefined ? undefined : before + countLines(text, nul);
+            throw nulByte(name, encoding, line, undefined, chunk);
+          }
         }
         place.advance(chunk);
         if (text.length) yield text;
@@ -375,6 +384,21 @@ class BytePlace {
   private linesKnown = true;
   /** The last (at most three) bytes before `offset`: a character may have started there. */
   private tail: Buffer = Buffer.alloc(0);
+
+  /** Lines ended before the current chunk, when counted (else undefined). */
+  linesBefore(): number | undefined {
+    return this.linesKnown ? this.newlines : undefined;
+  }
+
+  /** The 1-based line of byte `index` of the current chunk, when the lines before it were counted. */
+  lineAt(chunk: Buffer, index: number): number | undefined {
+    return this.linesKnown ? this.newlines + countNewlines(chunk, index) + 1 : undefined;
+  }
+
+  /** The offset in the input of byte `index` of the current chunk. */
+  offsetOf(index: number): number {
+    return this.offset + index;
+  }
 
   advance(chunk: Buffer): void {
     if (this.linesKnown && this.offset < LINE_COUNT_LIMIT) this.newlines += countNewlines(chunk, chunk.length);
@@ -464,6 +488,66 @@ function unreadable(name: string, cause: unknown, signal?: AbortSignal): unknown
     return new InputError(`is not a complete gzip file (${message})`, { file: name }, { cause });
   }
   return new InputError(`could not be read: ${message}`, { file: name }, { cause });
+}
+
+/** The 1-based line of character `index` of `text`, counted from its start. */
+function countLines(text: string, index: number): number {
+  let n = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && i < index; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/**
+ * A NUL (a zero byte, U+0000) is in no text a person or a program exports: it is UTF-16 read as
+ * UTF-8 (a NUL beside every ASCII character, from `bcp -w` or a Windows tool, without the
+ * byte-order mark that would say so), or a damaged file (zeros left by a crash or a bad copy).
+ * Either way its values would be sent garbled, so the file is refused.
+ */
+function nulByte(
+  name: string,
+  encoding: string,
+  line: number | undefined,
+  offset: number | undefined,
+  chunk: Buffer,
+): InputError {
+  const where = [line === undefined ? '' : `line ${line}`, offset === undefined ? '' : `offset ${offset}`]
+    .filter(Boolean)
+    .join(', ');
+  const utf16 = encoding === 'utf-8' ? utf16WithoutBom(chunk) : undefined;
+  if (utf16)
+    return new InputError(
+      `is ${utf16.toUpperCase()} text without a byte-order mark (a NUL byte beside every character), not UTF-8`,
+      { file: name },
+      {
+        hint:
+          utf16 === 'utf-16le'
+            ? 'name its encoding: --encoding utf-16le'
+            : 'save it as UTF-8, or as UTF-16 with its byte-order mark',
+      },
+    );
+  return new InputError(
+    `contains a NUL byte${where ? ` (${where})` : ''}: text never does, so the file is damaged or not text`,
+    { file: name },
+    {
+      hint: `look at the file there (a copy cut short, zeros left by a crash, another format); if it is UTF-16 text, name it: --encoding utf-16le`,
+    },
+  );
+}
+
+/** Whether bytes look like ASCII text in UTF-16 (a NUL at every other byte, the same side each time), and which. */
+function utf16WithoutBom(bytes: Buffer): 'utf-16le' | 'utf-16be' | undefined {
+  const n = Math.min(bytes.length, 4096) & ~1;
+  if (n < 4) return undefined;
+  let even = 0;
+  let odd = 0;
+  for (let i = 0; i < n; i += 2) {
+    if (bytes[i] === 0) even++;
+    if (bytes[i + 1] === 0) odd++;
+  }
+  const pairs = n / 2;
+  if (odd >= pairs * 0.9 && even === 0) return 'utf-16le';
+  if (even >= pairs * 0.9 && odd === 0) return 'utf-16be';
+  return undefined;
 }
 
 function notText(name: string, encoding: string, bad: BadByte, cause: unknown): InputError {

@@ -171,6 +171,39 @@ describe('openInput', () => {
     expect(await text(source)).toBe('zip\r\n02134\r\n');
   });
 
+  it('refuses UTF-16 without a byte-order mark, naming the encoding to give, and reads it once named', async () => {
+    const name = file('utf16-no-bom.csv', Buffer.from('Employer Name\r\nAcme Corp\r\n', 'utf16le'));
+    const err = await failure(text(await openInput(name, io())));
+    expect(err.message).toBe(
+      'utf16-no-bom.csv: is UTF-16LE text without a byte-order mark (a NUL byte beside every character), not UTF-8',
+    );
+    expect(err.hint).toBe('name its encoding: --encoding utf-16le');
+    const be = file('utf16be-no-bom.csv', Buffer.from('Employer Name\r\n', 'utf16le').swap16());
+    expect((await failure(text(await openInput(be, io())))).message).toContain('is UTF-16BE text');
+    const named = await openInput(name, { ...io(), input: { encoding: 'utf-16le' as const } });
+    expect(await text(named)).toBe('Employer Name\r\nAcme Corp\r\n');
+  });
+
+  it('refuses a NUL byte anywhere, by its line (and offset, past the first read), as a damaged file', async () => {
+    const early = file('nul-early.csv', 'ssn\n123456789\n12345\u00006789\n');
+    expect((await failure(text(await openInput(early, io())))).message).toBe(
+      'nul-early.csv: contains a NUL byte (line 3): text never does, so the file is damaged or not text',
+    );
+    // Zeros a crash left at the end of a long ASCII export (read past the first slice, undecoded).
+    const lines = 'C1,L1,P1,12.50\n'.repeat(20_000);
+    const late = file('nul-late.csv', Buffer.concat([Buffer.from(lines), Buffer.alloc(64)]));
+    const err = await failure(text(await openInput(late, io())));
+    expect(err.message).toBe(
+      `nul-late.csv: contains a NUL byte (line 20001, offset ${lines.length}): text never does, so the file is damaged or not text`,
+    );
+    // As UTF-16 (named), a NUL character is refused the same way.
+    const wide = file('nul-wide.csv', Buffer.from('a\r\nb\u0000c\r\n', 'utf16le'));
+    const wideErr = await failure(text(await openInput(wide, { ...io(), input: { encoding: 'utf-16le' as const } })));
+    expect(wideErr.message).toBe(
+      'nul-wide.csv: contains a NUL byte (line 2): text never does, so the file is damaged or not text',
+    );
+  });
+
   it('gives empty text for an empty file', async () => {
     expect(await text(await openInput(file('empty.txt', ''), io()))).toBe('');
   });
