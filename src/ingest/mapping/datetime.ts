@@ -385,6 +385,9 @@ export function compileDateParser(formats: readonly string[]): DateParser {
       const f = read(text);
       if (f === undefined) continue;
       if (f === null) return { ok: false, reason: `${quoteValue(text)} is not a real date` };
+      // As for date-times: year 26 is a cell a spreadsheet or a hand cut short, not a date to send.
+      if (f.year < 1000 || f.year > 9999)
+        return { ok: false, reason: `${quoteValue(text)} is outside the years 1000–9999` };
       return { ok: true, value: formatDate(f.year, f.month, f.day) };
     }
     return { ok: false, reason: `${quoteValue(text)} does not match ${expected}` };

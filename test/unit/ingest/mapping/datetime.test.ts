@@ -90,6 +90,14 @@ describe('dates', () => {
     expect(date('2/29/2028')).toEqual({ ok: true, value: '2028-02-29' });
     expect(compileDateParser(['iso'])('2026-12-04')).toEqual({ ok: true, value: '2026-12-04' });
   });
+
+  it('refuses a year outside 1000–9999, as date-times do (a year typed or cut short: 0026)', () => {
+    const date = compileDateParser(['M/d/yyyy']);
+    expect(date('2/1/0026')).toEqual({ ok: false, reason: '"2/1/0026" is outside the years 1000–9999' });
+    expect(date('2/1/0999').ok).toBe(false);
+    expect(date('2/1/1000')).toEqual({ ok: true, value: '1000-02-01' });
+    expect(compileDateParser(['iso'])('0026-02-01').ok).toBe(false);
+  });
 });
 
 describe('checkFormat', () => {
