@@ -13,8 +13,12 @@
 
 export const REDACTED = '[REDACTED]';
 
-/** Shorter values are not treated as secrets: they would blank out ordinary words. */
-const MIN_SECRET_LENGTH = 4;
+/**
+ * Shorter values are not treated as secrets: they would blank out ordinary words, and so give
+ * themselves away (a mistyped secret "wrong" turned "the client id or secret is wrong" into "…
+ * secret is [REDACTED]"). The service's secrets, tokens and keys are far longer.
+ */
+const MIN_SECRET_LENGTH = 8;
 /** Base64 fragments shorter than this would match unrelated base64 text. */
 const MIN_BASE64_CORE = 8;
 /** Longer secrets are matched only in their exact encodings (the per-character pattern would be huge). */
@@ -29,7 +33,9 @@ const GENERIC: ReadonlyArray<[RegExp, string]> = [
   [/\b(Bearer|Basic)(\s+|%20|\+)[A-Za-z0-9._~+/=%-]+/gi, `$1$2${REDACTED}`],
   [/\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, REDACTED],
   [
-    /((?:client[-_]secret|access[-_]token|refresh[-_]token|api[-_]key|password)(?:\\?["'])?\s*(?:=|:|%3D)\s*(?:\\?["'])?)[^\s"'\\&,}]+/gi,
+    // The value ends at a closing bracket or a semicolon too, and a schema's message about the field
+    // (`access_token: Invalid input: expected string`) is no value.
+    /((?:client[-_]secret|access[-_]token|refresh[-_]token|api[-_]key|password)(?:\\?["'])?\s*(?:=|:|%3D)\s*(?:\\?["'])?)(?!(?:Invalid|Required|Expected|Unrecognized)\b)[^\s"'\\&,;)\]}]+/gi,
     `$1${REDACTED}`,
   ],
 ];

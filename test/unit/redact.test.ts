@@ -46,7 +46,7 @@ describe('Redactor: every encoding of a secret', () => {
   for (const [name, encode] of Object.entries(ENCODINGS)) {
     it(`removes a secret written as ${name}`, () => {
       fc.assert(
-        fc.property(secretArb(4), fc.string({ maxLength: 10 }), (secret, noise) => {
+        fc.property(secretArb(8), fc.string({ maxLength: 10 }), (secret, noise) => {
           const r = redactorFor(secret);
           const encoded = encode(secret);
           const out = r.text(`answer ${noise}<${encoded}>${noise} end`);
@@ -96,7 +96,7 @@ describe('Redactor: every encoding of a secret', () => {
 
   it('removes a secret written with each character in a different encoding', () => {
     fc.assert(
-      fc.property(secretArb(4), fc.array(fc.boolean(), { minLength: 48, maxLength: 48 }), (secret, which) => {
+      fc.property(secretArb(8), fc.array(fc.boolean(), { minLength: 48, maxLength: 48 }), (secret, which) => {
         const mixed = [...secret]
           .map((ch, i) => (which[i] ? encodeURIComponent(ch) : ch === '%' ? '%25' : ch))
           .join('');
@@ -127,6 +127,20 @@ describe('Redactor: what it leaves alone', () => {
     const r = redactorFor(undefined, 'zz', '');
     expect(r.size).toBe(0);
     expect(r.text('GET /api/v1/lists → 200 in 12 ms')).toBe('GET /api/v1/lists → 200 in 12 ms');
+  });
+
+  it('takes no value under 8 characters for a secret: a mistyped one would blank out, and give away, a word of the message', () => {
+    const hint = 'the client id or secret is wrong: the service at http://127.0.0.1:1 refused it';
+    expect(redactorFor('wrong', 'service').text(hint)).toBe(hint);
+    expect(redactorFor('wrong-secret').text('sent wrong-secret')).toBe(`sent ${REDACTED}`);
+  });
+
+  it('ends a credential field at a bracket or a semicolon, and takes a schema message about the field for none', () => {
+    const r = new Redactor();
+    expect(r.text('refused (client_secret=abc123def); retry')).toBe(`refused (client_secret=${REDACTED}); retry`);
+    expect(r.text('[api_key: k-123]')).toBe(`[api_key: ${REDACTED}]`);
+    const schema = 'the token answer is not one: access_token: Invalid input: expected string, received undefined';
+    expect(r.text(schema)).toBe(schema);
   });
 
   it('never changes text that holds no secret (known)', () => {
