@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,11 @@ export async function runDemo(options: DemoOptions): Promise<{ report: DemoRepor
   const stateDir = join(root, 'state');
   const filesDir = join(root, 'files');
   await Promise.all([mkdir(configDir, { mode: 0o700 }), mkdir(stateDir, { mode: 0o700 }), mkdir(filesDir)]);
+  // A demo cut short by the process's exit (`leadctl demo | head -1`: the reader went away, and the
+  // entry point exits at once) never reaches its `finally`: the folder, with the sandbox's secret,
+  // is removed on the way out all the same.
+  const removeOnExit = () => rmSync(root, { recursive: true, force: true });
+  process.once('exit', removeOnExit);
 
   let interrupted: Signal | undefined;
   let onInterrupt: ((signal: Signal) => void) | undefined;
@@ -152,6 +158,7 @@ export async function runDemo(options: DemoOptions): Promise<{ report: DemoRepor
         rm(stateDir, { recursive: true, force: true }),
       ]);
     } else await rm(root, { recursive: true, force: true });
+    process.removeListener('exit', removeOnExit);
     releaseSignals();
   }
 }

@@ -208,4 +208,31 @@ describe('leadctl demo (the built binary)', () => {
     // The throwaway config (with the sandbox's secret), state and files folders are gone.
     expect(existsSync(root!)).toBe(false);
   });
+
+  it('cut short by a reader that went away (`demo | head -2`), still removes its folder and the secret in it', async () => {
+    // A temp folder of its own: the demo's folder is the only one made there.
+    const tmp = mkdtempSync(join(tmpdir(), 'leadctl-e2e-demo-tmp-'));
+    kept.push(tmp);
+    const child = spawn(process.execPath, [BIN, 'demo'], {
+      env: { ...process.env, NO_COLOR: '1', TMPDIR: tmp },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    // Until the demo has logged in (the config folder then holds the sandbox's secret), then the pipe closes.
+    let stdout = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the demo never reached step 2:\n${stdout}`)), 45_000);
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+        if (/── 2\/\d+ /.test(stdout)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    expect(readdirSync(tmp).filter((n) => n.startsWith('leadctl-demo-'))).toHaveLength(1);
+    child.stdout.destroy();
+    await exited;
+    expect(readdirSync(tmp).filter((n) => n.startsWith('leadctl-demo-'))).toEqual([]);
+  });
 });
