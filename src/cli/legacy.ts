@@ -64,7 +64,8 @@ async function showResult(
   const text = legacyResultText(response, { title, receivedAt, now: ctx.io.now() });
   await ctx.output.write(text.head);
   if (text.offers) await ctx.output.list(text.offers, OFFER_COLUMNS);
-  if (text.tail) await ctx.output.write(text.tail);
+  // How to accept is guidance, not the answer: on stderr, and not with --quiet.
+  if (text.tail) ctx.log.info(text.tail.trimEnd());
 }
 
 async function showRecords(

@@ -153,8 +153,10 @@ describe('legacy post | accept-offer (built binary against the sandbox)', () => 
     expect(r.stdout).toMatch(/│ offer id │ price\s+│ expires at \(local time\)\s+│ expires │/);
     // TZ is America/Chicago for these runs: local time carries its offset, as every time in a table; 900 s reads as 15 minutes.
     expect(r.stdout).toMatch(/│ \d+\s+│ \d+\.\d{2} │ \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} -0[56]:00\s+│ in 1[45]m\s+│/);
-    const offerId = /--offer-id (\d+)/.exec(r.stdout)![1];
-    expect(r.stdout).toContain(`leadctl legacy accept-offer --offer-id ${offerId}`);
+    // How to accept one is guidance: on stderr, the answer alone on stdout.
+    const offerId = /--offer-id (\d+)/.exec(r.stderr)![1];
+    expect(r.stderr).toContain(`Accept one with: leadctl legacy accept-offer --offer-id ${offerId}`);
+    expect(r.stdout).not.toContain('accept-offer');
 
     const accepted = await env.run(
       ['legacy', 'accept-offer', '--api-key-stdin', '--offer-id', offerId!, '-o', 'table'],
