@@ -66,6 +66,25 @@ export function normalize(raw: unknown): ConfigData {
   return data;
 }
 
+/**
+ * What a write puts in the file: `data` (what this version understood, changed) beside what it did
+ * not understand, as it was: a profile of another shape (a hand edit, a newer version's) and other
+ * keys are kept, never dropped by the next `auth login` without a word.
+ */
+function mergeBack(raw: unknown, data: ConfigData): Record<string, unknown> {
+  const old = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  const oldProfiles =
+    old.profiles && typeof old.profiles === 'object' && !Array.isArray(old.profiles)
+      ? (old.profiles as Record<string, unknown>)
+      : {};
+  const understood = normalize(old).profiles;
+  const kept = Object.fromEntries(Object.entries(oldProfiles).filter(([name]) => !(name in understood)));
+  const out: Record<string, unknown> = { ...old, profiles: { ...kept, ...data.profiles } };
+  if (data.current_profile === undefined) delete out.current_profile;
+  else out.current_profile = data.current_profile;
+  return out;
+}
+
 export class ProfileStore {
   readonly path: string;
   private readonly lockPath: string;
@@ -106,13 +125,15 @@ export class ProfileStore {
       this.ensureDir();
       return this.locked(() => {
         let data: ConfigData;
+        let raw: Record<string, unknown> = {};
         try {
-          data = this.exists() ? normalize(this.conf().store) : emptyConfig();
+          if (this.exists()) raw = this.conf().store;
+          data = normalize(raw);
         } catch (error) {
           throw unreadable(this.path, error);
         }
         change(data);
-        this.conf().store = data as unknown as Record<string, unknown>;
+        this.conf().store = mergeBack(raw, data);
         this.repairModes();
         return data;
       });

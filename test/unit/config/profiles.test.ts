@@ -112,6 +112,33 @@ describe('ProfileStore', () => {
     expect(store.read()).toEqual({ current_profile: 'q', profiles: { q: { base_url: 'https://q' } } });
   });
 
+  it('keeps what it does not understand when it writes: a profile of another shape, other keys', async () => {
+    const dir = join(tempDir(), 'leadctl');
+    mkdirSync(dir);
+    const odd = { base_url: 12, note: 'hand-edited' };
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({
+        profiles: { x: { base_url: 'https://x' }, y: odd },
+        current_profile: 'x',
+        telemetry: false,
+      }),
+    );
+    const store = await openProfileStore(dir);
+    expect(store.read().profiles).toEqual({ x: { base_url: 'https://x' } });
+    store.saveProfile('z', { base_url: 'https://z' }, { makeCurrent: true });
+    expect(store.removeProfile('x')).toBe(true);
+    const file = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    expect(file).toEqual({
+      profiles: { y: odd, z: { base_url: 'https://z' } },
+      current_profile: 'z',
+      telemetry: false,
+    });
+    // Saved again under the same name, a profile of another shape gives way to the one saved.
+    store.saveProfile('y', { base_url: 'https://y' });
+    expect(store.profile('y')).toEqual({ base_url: 'https://y' });
+  });
+
   it('names the file and what to do when it is not valid JSON', async () => {
     const dir = join(tempDir(), 'leadctl');
     mkdirSync(dir);
