@@ -87,12 +87,23 @@ export function parseLegacyInput(raw: string, source: string): LegacyInput {
   return { source, shape: 'ndjson', leads };
 }
 
-/** NDJSON: every non-blank line is itself a complete JSON object. */
+/**
+ * NDJSON: every non-blank line is itself a complete JSON object; or the first is, which no line of
+ * a document spread over lines is (so that a later line cut short is named by its number).
+ */
 function looksLikeNdjson(lines: string[]): boolean {
-  return lines.every((l) => {
+  const objects = lines.every((l) => {
     const t = l.trim();
     return t === '' || (t.startsWith('{') && t.endsWith('}'));
   });
+  if (objects) return true;
+  const first = lines.find((l) => l.trim() !== '');
+  try {
+    const value: unknown = JSON.parse(first ?? '');
+    return value !== null && typeof value === 'object' && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 function asLeadObject(value: unknown, source: string, what: string): Record<string, unknown> {

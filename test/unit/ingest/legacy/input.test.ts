@@ -45,6 +45,10 @@ describe('parseLegacyInput', () => {
 
   it('names the NDJSON line that does not parse', () => {
     expect(() => parseLegacyInput('{"a":1}\n{"a":}\n', 'x.ndjson')).toThrow(/x\.ndjson: line 2 is not valid JSON/);
+    // Cut short (no closing brace): still a line of NDJSON, since the first line is a whole lead.
+    expect(() =>
+      parseLegacyInput('{"customer_id":"200001"}\n{"customer_id": "200002", "loan_id": \n', 'x.ndjson'),
+    ).toThrow(/x\.ndjson: line 2 is not valid JSON/);
   });
 
   it('refuses empty input, an empty array and values that are not objects', () => {
