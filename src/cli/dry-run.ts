@@ -156,7 +156,7 @@ async function bulk(
     elapsed_seconds: Math.round(elapsed * 10) / 10,
   };
   const text = [
-    `${count(summary.rows, 'row')} checked from ${file.name} in ${inWords(elapsed)}: ${summary.passed} passed, ${summary.failed} failed, ${summary.invalid} invalid${summary.errors ? `, ${summary.errors} could not be checked` : ''}.`,
+    `${count(summary.rows, 'row')} read from ${file.name} in ${inWords(elapsed)}: ${summary.passed} passed, ${summary.failed} failed, ${summary.invalid} invalid${summary.errors ? `, ${summary.errors} could not be checked` : ''}.`,
     ...Object.entries(summary.reasons).map(([reason, n]) => `  failed (${reason}): ${n}`),
     ...(opts.out ? [`Results written to ${opts.out}.`] : []),
   ].join('\n');

@@ -412,7 +412,8 @@ export function wrapText(text: string, width: number): string[] {
           break;
         }
       }
-      const cut = space > room / 2 ? space : room;
+      // At the last space that fits; inside a word only when none does (a word wider than the column).
+      const cut = space > 0 ? space : room;
       out.push(joined(chars.slice(start, start + cut)).trimEnd());
       start += cut;
       if (chars[start] === ' ') start++;

@@ -38,7 +38,7 @@ describe('summary lines of quick runs', () => {
   it('dry-run --file: one row in the singular, and no "in 0 s"', async () => {
     const run = io('ssn\n345678901\n');
     const code = await main(['-o', 'table', 'dry-run', '--file', '-', '--out', 'results.csv'], run);
-    expect(run.stderrText() + run.stdoutText()).toContain('1 row checked from stdin in under 0.1 s: ');
+    expect(run.stderrText() + run.stdoutText()).toContain('1 row read from stdin in under 0.1 s: ');
     expect(code).toBe(0);
   });
 

@@ -199,7 +199,7 @@ describe('dry-run (built binary against the sandbox)', () => {
       { Who: 'A', 'Tax Number': '212-45-6789', Mail: '', pass: false, reason: 'previously_purchased' },
       { Who: 'B', 'Tax Number': '345678901', Mail: '', pass: true, reason: '' },
     ]);
-    expect(r.stderr).toContain('2 rows checked from stdin');
+    expect(r.stderr).toContain('2 rows read from stdin');
     const noColumn = await env.run(['dry-run', '--file', '-'], { input: 'name,phone\nA,2145550123\n' });
     expect(noColumn.code).toBe(2);
     expect(noColumn.stderr).toContain('stdin, row 1: has no ssn or email column; its columns are: name, phone');

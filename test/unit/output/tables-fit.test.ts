@@ -100,6 +100,10 @@ describe('tables that fit', () => {
     expect(lines[1]).toMatch(/^ {12}\S/);
     expect(lines.at(-1)).toBe('id:         7');
     expect(wrapText('abc def', 3)).toEqual(['abc', 'def']);
+    // At a space whenever one fits, however early: no word is cut that a line could hold.
+    expect(wrapText('Social Security Numbers', 13)).toEqual(['Social', 'Security', 'Numbers']);
+    expect(wrapText('Primary Bank Account', 8)).toEqual(['Primary', 'Bank', 'Account']);
+    expect(wrapText('a verylongword', 5)).toEqual(['a', 'veryl', 'ongwo', 'rd']);
   });
 
   it("neutral headers: no red (cli-table3's default) with colour on", async () => {
