@@ -10,7 +10,7 @@ import {
   type StagedDocumentLoan,
 } from './groups.js';
 import { type JsonValue, jsonValueBatches, parseJsonLine, readJsonValues, type ProblemSink } from './rows.js';
-import { CustomerOrder } from './stream.js';
+import { CustomerOrder, type RowsListener } from './stream.js';
 import type { InputSource } from '../sources.js';
 import type { Staging } from './staging.js';
 
@@ -189,7 +189,7 @@ export interface StreamJsonOptions {
   /** Index of this file among the run's sources (for rejects). */
   src: number;
   problems: ProblemSink;
-  onRows?: (rows: number) => void;
+  onRows?: RowsListener;
   /**
    * Given (a run that keeps the record of what was sent; NDJSON only), asked with lines, many at a
    * time, before they are parsed: for each, the counts recorded with it when it is a line recorded
@@ -271,6 +271,7 @@ export async function* streamBatchJson(
       }
     }
   } finally {
+    order.end();
     // Found unsorted, or stopped: the file's stream is closed (a `for await` would do it, but loses the count).
     await batches.return(0);
   }

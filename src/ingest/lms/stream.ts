@@ -29,7 +29,7 @@ export interface StreamOptions {
   src: number;
   problems: ProblemSink;
   hash?: Hash;
-  onRows?: (rows: number) => void;
+  onRows?: RowsListener;
   /**
    * Given (a run that keeps the record of what was sent), asked with customers' lines (many at a
    * time) before anything is parsed: for each, the counts recorded with them when they are lines
@@ -60,6 +60,9 @@ interface PendingCustomer {
   paymentRows: number;
 }
 
+/** Told the rows read as they go by, every 5,000, and a last time (`last`) when the reading ends. */
+export type RowsListener = (rows: number, last?: boolean) => void;
+
 export async function* streamGroups(input: InputSource, options: StreamOptions): AsyncGenerator<CustomerGroup, number> {
   const { src, problems } = options;
   const look = options.unchanged
@@ -70,43 +73,51 @@ export async function* streamGroups(input: InputSource, options: StreamOptions):
   let current: PendingCustomer | undefined;
   const source = look ? look.inputs[0]! : input;
   const rows = options.rows;
-  for await (const batch of csvRecordBatches(source, csvDelimiter(options.mapping), look ? undefined : options.hash)) {
-    for (const { cells, row: line } of batch) {
-      if (line === 1 && plan === undefined) {
-        plan = planCsv(input.name, 'rows', options.mapping, cells);
-        continue;
-      }
-      const row = rows ? rows.of(line) : line;
-      order.count(1);
-      const inspected = inspectRow(plan!, cells);
-      if (!inspected.ok) {
-        problems({ src, row, ...inspected.problem });
-        continue;
-      }
-      const { customerId, loanId, paymentId } = inspected;
-      if (current === undefined || current.customerId !== customerId) {
-        if (current !== undefined) {
-          // Found unsorted before the customer before is handed on, as without a first look.
-          if (compareIds(customerId, current.customerId) < 0)
-            throw new NotSortedError(row, customerId, current.customerId);
-          yield finish(plan!, current, src, look);
+  try {
+    for await (const batch of csvRecordBatches(
+      source,
+      csvDelimiter(options.mapping),
+      look ? undefined : options.hash,
+    )) {
+      for (const { cells, row: line } of batch) {
+        if (line === 1 && plan === undefined) {
+          plan = planCsv(input.name, 'rows', options.mapping, cells);
+          continue;
         }
-        if (look) yield* order.skipped(look.takeSkipped(customerId), () => input.name);
-        order.next(customerId, row);
-        current = { customerId, loans: new Map(), payments: new Map(), rows: 0, paymentRows: 0 };
+        const row = rows ? rows.of(line) : line;
+        order.count(1);
+        const inspected = inspectRow(plan!, cells);
+        if (!inspected.ok) {
+          problems({ src, row, ...inspected.problem });
+          continue;
+        }
+        const { customerId, loanId, paymentId } = inspected;
+        if (current === undefined || current.customerId !== customerId) {
+          if (current !== undefined) {
+            // Found unsorted before the customer before is handed on, as without a first look.
+            if (compareIds(customerId, current.customerId) < 0)
+              throw new NotSortedError(row, customerId, current.customerId);
+            yield finish(plan!, current, src, look);
+          }
+          if (look) yield* order.skipped(look.takeSkipped(customerId), () => input.name);
+          order.next(customerId, row);
+          current = { customerId, loans: new Map(), payments: new Map(), rows: 0, paymentRows: 0 };
+        }
+        current.rows++;
+        current.loans.set(loanId, { loanId, paymentId, cells, row });
+        if (!inspected.hasPayment) continue;
+        current.paymentRows++;
+        let list = current.payments.get(loanId);
+        if (!list) current.payments.set(loanId, (list = []));
+        list.push(paymentOf(plan!, cells, paymentId, src, row));
       }
-      current.rows++;
-      current.loans.set(loanId, { loanId, paymentId, cells, row });
-      if (!inspected.hasPayment) continue;
-      current.paymentRows++;
-      let list = current.payments.get(loanId);
-      if (!list) current.payments.set(loanId, (list = []));
-      list.push(paymentOf(plan!, cells, paymentId, src, row));
     }
+    if (current !== undefined) yield finish(plan!, current, src, look);
+    if (look) yield* order.skipped(look.takeSkipped(), () => input.name);
+    return order.rows;
+  } finally {
+    order.end();
   }
-  if (current !== undefined) yield finish(plan!, current, src, look);
-  if (look) yield* order.skipped(look.takeSkipped(), () => input.name);
-  return order.rows;
 }
 
 /**
@@ -117,13 +128,28 @@ export async function* streamGroups(input: InputSource, options: StreamOptions):
 export class CustomerOrder {
   private previous: string | undefined;
   rows = 0;
+  private told = 0;
 
-  constructor(private readonly onRows?: (rows: number) => void) {}
+  constructor(private readonly onRows?: RowsListener) {}
 
   count(rows: number): void {
     const before = this.rows;
     this.rows += rows;
-    if (this.onRows && Math.floor(this.rows / 5000) > Math.floor(before / 5000)) this.onRows(this.rows);
+    if (this.onRows && Math.floor(this.rows / 5000) > Math.floor(before / 5000)) {
+      this.told = this.rows;
+      this.onRows(this.rows);
+    }
+  }
+
+  /**
+   * The rows read, told once more as the reading ends, however it ends: a run stopped between two
+   * reports (a small export, Ctrl-C) counted none of the rows read since the last one.
+   */
+  end(): void {
+    if (this.onRows && this.rows !== this.told) {
+      this.told = this.rows;
+      this.onRows(this.rows, true);
+    }
   }
 
   /** The next customer, first seen at `row` (of `file`, when the run reads more than one). */
@@ -354,6 +380,7 @@ export async function* streamTwoFiles(options: TwoFileOptions): AsyncGenerator<C
     }
     if (look) yield* order.skipped(look.takeSkipped(), fileOf);
   } finally {
+    order.end();
     await loans.close();
     await payments.close();
   }

@@ -8,7 +8,7 @@ import { streamBatchJson } from '../../ingest/lms/json.js';
 import { formatFromName, type InputFormat } from '../../ingest/lms/rows.js';
 import type { Staging } from '../../ingest/lms/staging.js';
 import type { TempFolder } from '../../ingest/lms/temp-folder.js';
-import { streamGroups, streamTwoFiles } from '../../ingest/lms/stream.js';
+import { type RowsListener, streamGroups, streamTwoFiles } from '../../ingest/lms/stream.js';
 import type { Mapping } from '../../ingest/mapping/mapping.js';
 import { type InputSource, openInput } from '../../ingest/sources.js';
 import {
@@ -195,10 +195,11 @@ function groupsOf(
   });
 }
 
-function readingRows(ctx: ReadingContext, file: string): (rows: number) => void {
-  return (rows) => {
+function readingRows(ctx: ReadingContext, file: string): RowsListener {
+  return (rows, last) => {
     ctx.account.rowsRead = rows;
-    ctx.onEvent({ type: 'reading', file, rows });
+    // The last count is for the summary; progress was told as the rows went by.
+    if (!last) ctx.onEvent({ type: 'reading', file, rows });
   };
 }
 
