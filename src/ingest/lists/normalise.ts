@@ -2,6 +2,7 @@ import { validateListItem } from '../../schema/list-items.js';
 import type { ListType } from '../../schema/list-types.js';
 import {
   isPlaceholder,
+  leadingZerosReason,
   placeholderReason,
   spreadsheetProblem,
   type CellExpectation,
@@ -153,7 +154,21 @@ export function listCellProblem(type: ListType, cell: string, normalised: string
   const reason = validateListItem(type, normalised, 'file');
   if (reason === null)
     return LIST_VALUE_KINDS[type] === 'name' && isPlaceholder(cell) ? placeholderReason('skipped') : null;
-  return spreadsheetProblem(cell, CELL_EXPECTATIONS[type]) ?? reason;
+  return (
+    spreadsheetProblem(cell, CELL_EXPECTATIONS[type]) ??
+    (LIST_VALUE_KINDS[type] === 'zip' ? zipPlusFourZeros(cell.trim()) : null) ??
+    reason
+  );
+}
+
+/**
+ * A ZIP+4 whose leading zeros a spreadsheet dropped: `2134-1234` (from 02134-1234) or `21341234`
+ * (from 021341234 stored as a number); null for anything else.
+ */
+function zipPlusFourZeros(cell: string): string | null {
+  const dashed = /^(\d{3,4})[-\u2010-\u2015](\d{4})$/.exec(cell);
+  if (dashed) return leadingZerosReason(dashed[1]!.length, 5);
+  return /^\d{7,8}$/.test(cell) ? leadingZerosReason(cell.length, 9) : null;
 }
 
 /**

@@ -108,6 +108,17 @@ describe('ZIP codes', () => {
     expect(check('ZIP Codes', '501').reason).toMatch(/^3 digits, not 5: a spreadsheet dropped the leading zeros/);
     expect(check('ZIP Codes', 'ABCDE').reason).not.toBeNull();
   });
+
+  it('says what a spreadsheet did to a ZIP+4 that lost its leading zeros, with or without its dash', () => {
+    expect(check('ZIP Codes', '2134-1234').reason).toMatch(
+      /^4 digits, not 5: a spreadsheet dropped the leading zero: /,
+    );
+    expect(check('ZIP Codes', '501-1234').reason).toMatch(/^3 digits, not 5: a spreadsheet dropped the leading zeros/);
+    expect(check('ZIP Codes', '21341234').reason).toMatch(/^8 digits, not 9: a spreadsheet dropped the leading zero: /);
+    expect(check('ZIP Codes', '5011234').reason).toMatch(/^7 digits, not 9: /);
+    // Whole ones are not touched.
+    expect(check('ZIP Codes', '02134-1234')).toEqual({ value: '02134', reason: null });
+  });
 });
 
 describe('telephone numbers', () => {
