@@ -721,6 +721,9 @@ export class ApiClient {
         repeatable: spec.repeat === 'safe',
         auth: spec.auth,
         ...(malformed ? { malformed } : {}),
+        ...(res.status >= 300 && res.status < 400
+          ? { location: this.redactor.text(headerValue(res.headers.location) ?? '') }
+          : {}),
       };
       // A malformed 2xx is most often something in the way (a portal, a proxy): worth repeating like a 5xx.
       if ((malformed !== undefined || isRetryableStatus(res.status)) && spec.repeat === 'safe') {

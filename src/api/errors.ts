@@ -40,6 +40,8 @@ export interface FailedResponse extends FailedRequest {
   gaveUp?: string;
   /** A 2xx that is not a well-formed answer (src/api/status.ts); `body` is then its text. */
   malformed?: AnswerProblem;
+  /** Where a redirect (3xx) pointed, as its Location header said ('' when it said nothing). */
+  location?: string;
 }
 
 const MAX_BODY_IN_MESSAGE = 500;
@@ -115,6 +117,7 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
       ? `: ${describeBody(r.body)}`
       : '';
   const details = { status: r.status, method: r.method, path: r.path, attempts: r.attempts, body: boundedBody(r.body) };
+  if (r.location !== undefined) return errorFromRedirect(r, details);
   switch (classifyStatus(r.status)) {
     case 'unauthenticated':
       if (r.auth === 'none') {
@@ -225,6 +228,27 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
         },
       );
   }
+}
+
+/**
+ * A redirect is never followed: the request, and the credentials with it, would go where the
+ * answer says. When it points at the same service under another address (http to https, a new
+ * host name), the base URL is what to change.
+ */
+function errorFromRedirect(r: FailedResponse, details: Record<string, unknown>): LeadctlError {
+  const to = r.location ? serviceText(r.location, 300) : '';
+  const upgrade = to.startsWith('https://') && r.baseUrl.startsWith('http://');
+  return new RequestProblemError(
+    `the service answered ${what(r)} with a redirect (HTTP ${r.status}${to ? ` to ${to}` : ', to nowhere said'}), which leadctl does not follow: the request and its credentials would go elsewhere`,
+    r.status,
+    {
+      hint: to
+        ? `if that is the service's address, make it the base URL (--base-url, LEADCTL_BASE_URL or the profile)${upgrade ? ': the service wants https://' : ''}; otherwise check what stands at ${r.baseUrl}`
+        : `check the base URL (${r.baseUrl}): something there redirects instead of answering`,
+      details: { ...details, location: to || null },
+      http: details,
+    },
+  );
 }
 
 const EXCERPT_CHARS = 120;

@@ -69,6 +69,24 @@ describe('fieldErrorsOf', () => {
   });
 });
 
+describe('errorFromResponse: a redirect', () => {
+  it('says where it pointed, that it is not followed, and what to change (exit 2)', () => {
+    const https = errorFromResponse(
+      failed(301, { baseUrl: 'http://lms.example', location: 'https://lms.example/api/v1/x', body: '' }),
+    );
+    expect(https).toBeInstanceOf(RequestProblemError);
+    expect(https.exitCode).toBe(ExitCode.USAGE);
+    expect(https.message).toBe(
+      'the service answered POST /api/v1/x with a redirect (HTTP 301 to https://lms.example/api/v1/x), which leadctl does not follow: the request and its credentials would go elsewhere',
+    );
+    expect(https.hint).toContain(': the service wants https://');
+    const elsewhere = errorFromResponse(failed(307, { location: 'https://portal.example/\u001b[2Jlogin' }));
+    expect(elsewhere.message).toContain('to https://portal.example/\\x1b[2Jlogin)');
+    expect(elsewhere.hint).not.toContain('wants https');
+    expect(errorFromResponse(failed(302, { location: '' })).message).toContain('(HTTP 302, to nowhere said)');
+  });
+});
+
 describe('errorFromResponse: what each answer says', () => {
   it("quotes the service's message, else its body, else nothing", () => {
     expect(errorFromResponse(failed(418)).message).toContain('HTTP 418: Nope.:');
