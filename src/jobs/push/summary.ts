@@ -164,8 +164,10 @@ const STATUS_WORDS: Record<PushStatus, string> = {
 
 /** The same, for a push without a journal (one request per record: no --resume to offer). */
 const STATUS_WORDS_NO_JOURNAL: Partial<Record<PushStatus, string>> = {
-  interrupted: 'interrupted: the records not sent are counted below',
-  service_unavailable: 'stopped: the service stayed unavailable; the records not sent are counted below',
+  interrupted:
+    'interrupted: the records not sent (or not answered) are counted below; run the same input again to send them (upserts are safe to repeat)',
+  service_unavailable:
+    'stopped: the service stayed unavailable; the records not sent (or not answered) are counted below; run the same input again later (upserts are safe to repeat)',
   authentication_failed: 'stopped: authentication failed; fix the credentials and run the command again',
   failed: 'failed: an error stopped the run (below); what the service acknowledged is counted here',
 };

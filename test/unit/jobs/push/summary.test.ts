@@ -228,12 +228,14 @@ describe('statusWords', () => {
     expect(words({ status: 'interrupted', journal: 'j.ndjson' })).toBe(
       'interrupted: rerun with --resume to send the rest',
     );
-    expect(words({ status: 'interrupted' })).toBe('interrupted: the records not sent are counted below');
+    expect(words({ status: 'interrupted' })).toBe(
+      'interrupted: the records not sent (or not answered) are counted below; run the same input again to send them (upserts are safe to repeat)',
+    );
     expect(words({ status: 'service_unavailable', journal: 'j' })).toBe(
       'stopped: the service stayed unavailable; rerun with --resume to send the rest',
     );
     expect(words({ status: 'service_unavailable' })).toBe(
-      'stopped: the service stayed unavailable; the records not sent are counted below',
+      'stopped: the service stayed unavailable; the records not sent (or not answered) are counted below; run the same input again later (upserts are safe to repeat)',
     );
     expect(words({ status: 'authentication_failed', journal: 'j' })).toBe(
       'stopped: authentication failed; fix the credentials and rerun with --resume',
@@ -289,7 +291,7 @@ describe('statusWords', () => {
       'completed: everything was sent; the service did not confirm every record (see unconfirmed)',
     );
     expect(words({ status: 'interrupted', customers: level({ valid: 5, unchanged: 2 }) })).toBe(
-      'interrupted: the records not sent are counted below',
+      'interrupted: the records not sent (or not answered) are counted below; run the same input again to send them (upserts are safe to repeat)',
     );
   });
 });
