@@ -85,6 +85,15 @@ function mergeBack(raw: unknown, data: ConfigData): Record<string, unknown> {
   return out;
 }
 
+/** The profiles of a config file that `normalize` leaves out (a hand edit of another shape), by name. */
+export function ignoredProfiles(raw: unknown): string[] {
+  if (!raw || typeof raw !== 'object') return [];
+  const profiles = (raw as Record<string, unknown>).profiles;
+  if (!profiles || typeof profiles !== 'object' || Array.isArray(profiles)) return [];
+  const read = normalize(raw).profiles;
+  return Object.keys(profiles).filter((name) => !(name in read));
+}
+
 export class ProfileStore {
   readonly path: string;
   private readonly lockPath: string;

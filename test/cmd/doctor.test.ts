@@ -455,6 +455,23 @@ describe('doctor on this machine (--offline)', () => {
     expect(id.byName.credentials!.value).toContain('client id env-id (environment), no secret');
   });
 
+  it('names a profile of the config file that leadctl cannot read (a hand edit) as a warning', async () => {
+    const dirs = loggedIn();
+    const file = join(dirs.config, 'config.json');
+    const config = JSON.parse(readFileSync(file, 'utf8'));
+    config.profiles.broken = { base_url: 12 };
+    writeFileSync(file, JSON.stringify(config), { mode: 0o600 });
+    const r = await doctor(['-o', 'json', '--offline'], {
+      LEADCTL_CONFIG_DIR: dirs.config,
+      LEADCTL_STATE_DIR: dirs.state,
+    });
+    expect(r.code).toBe(0);
+    expect(r.byName.credentials).toMatchObject({
+      status: 'warn',
+      value: `profile "nightly" (profile), client id id-1 (profile), secret set (profile); ${file} also holds profile "broken" in a shape leadctl does not read (ignored)`,
+    });
+  });
+
   it('a plain-http base URL off this machine fails base-url (exit 2), and nothing is tried', async () => {
     const dirs = folders();
     const r = await doctor(['-o', 'json', '--base-url', 'http://service.doctor-test.invalid'], {

@@ -10,7 +10,7 @@ import {
   resolveProfileName,
 } from '../../config/credentials.js';
 import { configFilePath } from '../../config/paths.js';
-import { type ConfigData, normalize } from '../../config/profiles.js';
+import { type ConfigData, ignoredProfiles, normalize } from '../../config/profiles.js';
 import { ExitCode, LeadctlError } from '../../errors.js';
 import { type CheckResult, duration, fail, ok, warn } from './check.js';
 
@@ -18,7 +18,7 @@ import { type CheckResult, duration, fail, ok, warn } from './check.js';
  * The config file as it is, read without conf: conf would make the folder when it is missing, and
  * the profile store tightens loose modes as it reads, and doctor changes nothing.
  */
-export function readConfigFile(dir: string): { data: ConfigData; error?: string } {
+export function readConfigFile(dir: string): { data: ConfigData; error?: string; ignored?: string[] } {
   const path = configFilePath(dir);
   let text: string;
   try {
@@ -28,7 +28,8 @@ export function readConfigFile(dir: string): { data: ConfigData; error?: string 
     return { data: { profiles: {} }, error: `${path} cannot be read: ${(err as Error).message}` };
   }
   try {
-    return { data: normalize(JSON.parse(text)) };
+    const raw: unknown = JSON.parse(text);
+    return { data: normalize(raw), ignored: ignoredProfiles(raw) };
   } catch (err) {
     // V8's message quotes the text around the fault, which may be a secret: only where it is.
     const where = /position \d+(?: \(line \d+ column \d+\))?/.exec((err as Error).message)?.[0];
@@ -78,7 +79,32 @@ export function checkCredentials(
   env: Record<string, string | undefined>,
   now: Date,
 ): { checks: [CheckResult, CheckResult]; target: DoctorTarget } {
-  const { data, error } = readConfigFile(configDir);
+  const file = readConfigFile(configDir);
+  const result = credentialsOf(file, flags, env, now);
+  const ignored = file.ignored ?? [];
+  const [credentials, base] = result.checks;
+  if (ignored.length === 0 || credentials.status !== 'ok') return result;
+  // A profile leadctl cannot read is one a person meant to use: said, not passed over.
+  const names = ignored.map((n) => JSON.stringify(n)).join(', ');
+  return {
+    ...result,
+    checks: [
+      warn(
+        'credentials',
+        `${credentials.value}; ${configFilePath(configDir)} also holds profile${ignored.length === 1 ? '' : 's'} ${names} in a shape leadctl does not read (ignored)`,
+        'fix it by hand (a profile is an object with base_url, a URL in quotes), or remove it',
+      ),
+      base,
+    ],
+  };
+}
+
+function credentialsOf(
+  { data, error }: { data: ConfigData; error?: string },
+  flags: { profile?: string; baseUrl?: string },
+  env: Record<string, string | undefined>,
+  now: Date,
+): { checks: [CheckResult, CheckResult]; target: DoctorTarget } {
   const profiles = Object.keys(data.profiles);
   const target: DoctorTarget = { profile: flags.profile ?? env[ENV.profile] ?? 'default', production: false, profiles };
   const problem = (err: unknown) =>
