@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -26,6 +27,22 @@ interface Report {
 
 const csvRows = (path: string) =>
   parse(readFileSync(path), { bom: true, columns: true, relax_column_count: true }) as Record<string, string>[];
+
+/** Waits until the demo's story reaches its second step; gives what it printed so far, and after. */
+async function stepTwo(child: ChildProcessByStdio<null, Readable, Readable | null>): Promise<() => string> {
+  let stdout = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the demo never reached step 2:\n${stdout}`)), 45_000);
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      if (/── 2\/\d+ /.test(stdout)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  return () => stdout;
+}
 
 describe('leadctl demo (the built binary)', () => {
   it("runs every step against its own sandbox, ignores the user's settings, and with --keep keeps the output files", async () => {
@@ -182,23 +199,14 @@ describe('leadctl demo (the built binary)', () => {
       env: { ...process.env, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let stdout = '';
     const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
       child.on('close', (code, signal) => resolve([code, signal])),
     );
     // By step 2 the login has saved a profile through conf, whose when-exit hook re-raises signals.
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the demo never reached step 2:\n${stdout}`)), 45_000);
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        stdout += d;
-        if (/── 2\/\d+ /.test(stdout)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
+    const output = await stepTwo(child);
     child.kill('SIGINT');
     const [code, signal] = await exited;
+    const stdout = output();
     const root = /--rejects (\S+)\/files\/list-rejects\.csv/.exec(stdout)?.[1];
     expect(root).toBeDefined();
     kept.push(root!);
@@ -219,17 +227,7 @@ describe('leadctl demo (the built binary)', () => {
     });
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     // Until the demo has logged in (the config folder then holds the sandbox's secret), then the pipe closes.
-    let stdout = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the demo never reached step 2:\n${stdout}`)), 45_000);
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        stdout += d;
-        if (/── 2\/\d+ /.test(stdout)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
+    await stepTwo(child);
     expect(readdirSync(tmp).filter((n) => n.startsWith('leadctl-demo-'))).toHaveLength(1);
     child.stdout.destroy();
     await exited;
