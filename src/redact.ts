@@ -19,6 +19,11 @@ export const REDACTED = '[REDACTED]';
  * secret is [REDACTED]"). The service's secrets, tokens and keys are far longer.
  */
 const MIN_SECRET_LENGTH = 8;
+/**
+ * A proxy's password is a person's choice, often shorter: searched for from 4 characters (it shows
+ * in proxy URLs, not in the words of a message).
+ */
+export const MIN_PASSWORD_LENGTH = 4;
 /** Base64 fragments shorter than this would match unrelated base64 text. */
 const MIN_BASE64_CORE = 8;
 /** Longer secrets are matched only in their exact encodings (the per-character pattern would be huge). */
@@ -35,7 +40,7 @@ const GENERIC: ReadonlyArray<[RegExp, string]> = [
   [
     // The value ends at a closing bracket or a semicolon too, and a schema's message about the field
     // (`access_token: Invalid input: expected string`) is no value.
-    /((?:client[-_]secret|access[-_]token|refresh[-_]token|api[-_]key|password)(?:\\?["'])?\s*(?:=|:|%3D)\s*(?:\\?["'])?)(?!(?:Invalid|Required|Expected|Unrecognized)\b)[^\s"'\\&,;)\]}]+/gi,
+    /((?:client[-_]secret|access[-_]token|refresh[-_]token|api[-_]key|password)(?:\\?["'])?\s*(?:=|:|%3D)\s*(?:\\?["'])?)(?!Invalid input:|Required(?:$|[\s,;)])|Expected [a-z]+, received)[^\s"'\\&,;)\]}]+/gi,
     `$1${REDACTED}`,
   ],
 ];
@@ -179,9 +184,9 @@ export class Redactor {
   private exact: string[] = [];
 
   /** Registers a value never to be shown (ignored when empty or too short to tell from words). */
-  add(secret: string | undefined | null): void {
+  add(secret: string | undefined | null, minLength = MIN_SECRET_LENGTH): void {
     if (typeof secret !== 'string') return;
-    if (secret.length < MIN_SECRET_LENGTH || this.secrets.has(secret)) return;
+    if (secret.length < minLength || this.secrets.has(secret)) return;
     this.secrets.add(secret);
     this.pattern = undefined;
   }

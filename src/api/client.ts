@@ -46,7 +46,7 @@ import type {
   PriceRejectAccept,
 } from '../schema/index.js';
 import { AuthError, NotFoundError } from '../errors.js';
-import { Redactor, redactError } from '../redact.js';
+import { MIN_PASSWORD_LENGTH, Redactor, redactError } from '../redact.js';
 import {
   type FailedResponse,
   errorFromNetwork,
@@ -295,7 +295,7 @@ export class ApiClient {
       });
       this.dispatcher = made.dispatcher;
       this.proxy = made.proxy;
-      this.redactor.add(made.proxy?.password);
+      this.redactor.add(made.proxy?.password, MIN_PASSWORD_LENGTH);
     }
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.now = options.now ?? Date.now;

@@ -236,8 +236,16 @@ export function errorFromResponse(r: FailedResponse): LeadctlError {
  * host name), the base URL is what to change.
  */
 function errorFromRedirect(r: FailedResponse, details: Record<string, unknown>): LeadctlError {
-  const to = r.location ? serviceText(r.location, 300) : '';
-  const upgrade = to.startsWith('https://') && r.baseUrl.startsWith('http://');
+  // Where, not how: a Location's user, query and fragment may carry a code or a signature.
+  let target: URL | undefined;
+  try {
+    target = r.location ? new URL(r.location, r.baseUrl) : undefined;
+  } catch {
+    target = undefined;
+  }
+  const to = target ? serviceText(`${target.origin}${target.pathname}`, 300) : '';
+  const base = new URL(r.baseUrl);
+  const upgrade = target?.protocol === 'https:' && base.protocol === 'http:' && target.hostname === base.hostname;
   return new RequestProblemError(
     `the service answered ${what(r)} with a redirect (HTTP ${r.status}${to ? ` to ${to}` : ', to nowhere said'}), which leadctl does not follow: the request and its credentials would go elsewhere`,
     r.status,

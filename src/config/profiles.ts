@@ -78,7 +78,7 @@ function mergeBack(raw: unknown, data: ConfigData): Record<string, unknown> {
       ? (old.profiles as Record<string, unknown>)
       : {};
   const understood = normalize(old).profiles;
-  const kept = Object.fromEntries(Object.entries(oldProfiles).filter(([name]) => !(name in understood)));
+  const kept = Object.fromEntries(Object.entries(oldProfiles).filter(([name]) => !Object.hasOwn(understood, name)));
   const out: Record<string, unknown> = { ...old, profiles: { ...kept, ...data.profiles } };
   if (data.current_profile === undefined) delete out.current_profile;
   else out.current_profile = data.current_profile;
@@ -91,7 +91,7 @@ export function ignoredProfiles(raw: unknown): string[] {
   const profiles = (raw as Record<string, unknown>).profiles;
   if (!profiles || typeof profiles !== 'object' || Array.isArray(profiles)) return [];
   const read = normalize(raw).profiles;
-  return Object.keys(profiles).filter((name) => !(name in read));
+  return Object.keys(profiles).filter((name) => !Object.hasOwn(read, name));
 }
 
 export class ProfileStore {

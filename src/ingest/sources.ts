@@ -309,7 +309,9 @@ async function* decodeText(
           try {
             text = decoder.decode(chunk, { stream: true });
           } catch (err) {
-            throw notText(name, encoding, place.findBad(chunk, false), err);
+            // UTF-16 without its mark, with a character beyond ASCII (Zoë): not UTF-8 before any NUL is seen.
+            const wide = encoding === 'utf-8' && !decoded ? utf16WithoutBom(chunk) : undefined;
+            throw wide ? utf16Refused(name, wide) : notText(name, encoding, place.findBad(chunk, false), err);
           }
           midCharacter = encoding === 'utf-8' && endsMidCharacter(chunk);
           decoded = true;
@@ -514,22 +516,25 @@ function nulByte(
     .filter(Boolean)
     .join(', ');
   const utf16 = encoding === 'utf-8' ? utf16WithoutBom(chunk) : undefined;
-  if (utf16)
-    return new InputError(
-      `is ${utf16.toUpperCase()} text without a byte-order mark (a NUL byte beside every character), not UTF-8`,
-      { file: name },
-      {
-        hint:
-          utf16 === 'utf-16le'
-            ? 'name its encoding: --encoding utf-16le'
-            : 'save it as UTF-8, or as UTF-16 with its byte-order mark',
-      },
-    );
+  if (utf16) return utf16Refused(name, utf16);
   return new InputError(
     `contains a NUL byte${where ? ` (${where})` : ''}: text never does, so the file is damaged or not text`,
     { file: name },
     {
       hint: `look at the file there (a copy cut short, zeros left by a crash, another format); if it is UTF-16 text, name it: --encoding utf-16le`,
+    },
+  );
+}
+
+function utf16Refused(name: string, utf16: 'utf-16le' | 'utf-16be'): InputError {
+  return new InputError(
+    `is ${utf16.toUpperCase()} text without a byte-order mark (a NUL byte beside every character), not UTF-8`,
+    { file: name },
+    {
+      hint:
+        utf16 === 'utf-16le'
+          ? 'name its encoding: --encoding utf-16le'
+          : 'save it as UTF-8, or as UTF-16 with its byte-order mark',
     },
   );
 }

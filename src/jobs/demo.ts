@@ -57,7 +57,11 @@ export async function runDemo(options: DemoOptions): Promise<{ report: DemoRepor
   // A demo cut short by the process's exit (`leadctl demo | head -1`: the reader went away, and the
   // entry point exits at once) never reaches its `finally`: the folder, with the sandbox's secret,
   // is removed on the way out all the same.
-  const removeOnExit = () => rmSync(root, { recursive: true, force: true });
+  const removeOnExit = () => {
+    // With --keep, the files stay (what they hold so far), as at the end of a demo; never the secret.
+    if (!options.keep) return rmSync(root, { recursive: true, force: true });
+    for (const dir of [configDir, stateDir]) rmSync(dir, { recursive: true, force: true });
+  };
   process.once('exit', removeOnExit);
 
   let interrupted: Signal | undefined;

@@ -145,9 +145,9 @@ function humanText<T>(column: Column<T>, row: T, time: TimeSettings = {}): strin
   else if (value === null || value === undefined) return '';
   else if (isIsoInstant(value)) text = formatTime(value, time);
   else text = typeof value === 'object' ? JSON.stringify(value) : String(value);
-  // Masking comes last, so that a column's own formatting can never show the number whole.
-  if (column.mask === 'ssn') return maskSsn(text);
-  if (column.mask === 'account') return maskAccount(text);
+  // Masking comes after the column's own formatting, so that it can never show the number whole.
+  if (column.mask === 'ssn') text = maskSsn(text);
+  else if (column.mask === 'account') text = maskAccount(text);
   // Cells hold the service's data and the input's: nothing in one may act on the terminal (a line
   // break is the cell's own: it is wrapped there).
   return text.includes('\n')

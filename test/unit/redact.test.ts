@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { REDACTED, Redactor, redactError, redactorFor } from '../../src/redact.js';
+import { MIN_PASSWORD_LENGTH, REDACTED, Redactor, redactError, redactorFor } from '../../src/redact.js';
 import { ServiceError } from '../../src/errors.js';
 
 const SPECIAL = ['+', '/', '=', '&', ' ', '"', "'", '%', '\\', '<', '>', '?', '#', ':', '~', '*', '(', ')', '!'];
@@ -133,6 +133,11 @@ describe('Redactor: what it leaves alone', () => {
     const hint = 'the client id or secret is wrong: the service at http://127.0.0.1:1 refused it';
     expect(redactorFor('wrong', 'service').text(hint)).toBe(hint);
     expect(redactorFor('wrong-secret').text('sent wrong-secret')).toBe(`sent ${REDACTED}`);
+    // A proxy's password, a person's choice, is searched for from 4 characters.
+    const proxy = new Redactor();
+    proxy.add('hunter2');
+    proxy.add('hunter2', MIN_PASSWORD_LENGTH);
+    expect(proxy.text('via http://bob:hunter2@proxy:3128')).toBe(`via http://bob:${REDACTED}@proxy:3128`);
   });
 
   it('ends a credential field at a bracket or a semicolon, and takes a schema message about the field for none', () => {
@@ -141,6 +146,10 @@ describe('Redactor: what it leaves alone', () => {
     expect(r.text('[api_key: k-123]')).toBe(`[api_key: ${REDACTED}]`);
     const schema = 'the token answer is not one: access_token: Invalid input: expected string, received undefined';
     expect(r.text(schema)).toBe(schema);
+    // Values that only begin like a schema's words are values.
+    expect(r.text('password=required-Xy9! password: Invalid#2024 api_key=Expected1')).toBe(
+      `password=${REDACTED} password: ${REDACTED} api_key=${REDACTED}`,
+    );
   });
 
   it('never changes text that holds no secret (known)', () => {

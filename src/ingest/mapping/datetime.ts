@@ -381,15 +381,20 @@ export function compileDateParser(formats: readonly string[]): DateParser {
   const readers = formats.map((format) => compileReader(format));
   const expected = describeFormats(formats);
   return (text) => {
+    let outside = false;
     for (const read of readers) {
       const f = read(text);
       if (f === undefined) continue;
       if (f === null) return { ok: false, reason: `${quoteValue(text)} is not a real date` };
-      // As for date-times: year 26 is a cell a spreadsheet or a hand cut short, not a date to send.
-      if (f.year < 1000 || f.year > 9999)
-        return { ok: false, reason: `${quoteValue(text)} is outside the years 1000–9999` };
+      // As for date-times: year 26 is a cell a spreadsheet or a hand cut short, not a date to send
+      // (unless a later format reads it otherwise: `M/d/yy` after `M/d/y`).
+      if (f.year < 1000 || f.year > 9999) {
+        outside = true;
+        continue;
+      }
       return { ok: true, value: formatDate(f.year, f.month, f.day) };
     }
+    if (outside) return { ok: false, reason: `${quoteValue(text)} is outside the years 1000–9999` };
     return { ok: false, reason: `${quoteValue(text)} does not match ${expected}` };
   };
 }

@@ -10,7 +10,7 @@ import { parseProxy } from '../../api/dispatcher.js';
 import { formatApiEvent } from '../../api/events.js';
 import type { CachedToken } from '../../api/token.js';
 import { stateDir } from '../../config/state-dir.js';
-import type { Redactor } from '../../redact.js';
+import { MIN_PASSWORD_LENGTH, type Redactor } from '../../redact.js';
 import { type CheckName, type CheckResult, skip } from './check.js';
 import { checkCredentials } from './credentials.js';
 import { checkFolder, FREE_SPACE } from './folders.js';
@@ -79,7 +79,7 @@ export function runDoctor(options: DoctorOptions): DoctorRun {
     [proxies.httpProxy, proxies.httpProxyVariable],
   ]) {
     try {
-      if (value) redactor.add(parseProxy(value, variable ?? 'HTTPS_PROXY').password);
+      if (value) redactor.add(parseProxy(value, variable ?? 'HTTPS_PROXY').password, MIN_PASSWORD_LENGTH);
     } catch {
       // Not a proxy URL: the proxy check says so, without quoting a password.
     }

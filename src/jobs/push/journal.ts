@@ -56,6 +56,11 @@ export interface SkippedEntry {
   path: string;
   id: string | null;
   errors: string[];
+  /**
+   * Names no record of the request (a customer index past its end): placed on none, its words go
+   * to the rejects file, and the answer that held it gave no verdict on any of its customers.
+   */
+  unplaced?: true;
 }
 
 export interface JournalAck {

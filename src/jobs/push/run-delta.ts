@@ -41,14 +41,21 @@ export function beginRunDelta(delta: CustomerDelta, header: JournalHeader | unde
  */
 export function deltaVerdicts(
   chunk: Pick<Chunk, 'customers'>,
-  result: Pick<PostResult, 'skipped' | 'refused'>,
+  result: Pick<PostResult, 'skipped' | 'refused' | 'unconfirmed'>,
   refused: boolean,
 ): { remember: CustomerDigest[]; forget: CustomerDigest[] } {
   const rejected = new Set<number>();
+  let untrusted = false;
   for (const entry of [...result.skipped, ...result.refused]) {
+    // An answer naming a customer the request did not have gave no verdict: its customers are sent again.
+    if (entry.unplaced) {
+      untrusted = true;
+      continue;
+    }
     const m = /^customers\.(\d+)/.exec(entry.path);
     if (m) rejected.add(Number(m[1]));
   }
+  if (untrusted) for (const i of result.unconfirmed) rejected.add(i);
   const remember: CustomerDigest[] = [];
   const forget: CustomerDigest[] = [];
   chunk.customers.forEach((c, i) => {

@@ -105,7 +105,12 @@ export class ChunkSender {
         // A skip of a customer the request did not have cannot be placed on any record sent: no
         // verdict of the answer is then taken for one (the service's words go to the rejects file).
         const unplaced = skipped.filter((s) => customerIndex(s.path, customers.length) === undefined);
-        if (unplaced.length) return { skipped: unplaced, refused: [], unconfirmed: customers.map((_, i) => i) };
+        if (unplaced.length)
+          return {
+            skipped: unplaced.map((s) => ({ ...s, unplaced: true as const })),
+            refused: [],
+            unconfirmed: customers.map((_, i) => i),
+          };
         return { skipped, refused: [], unconfirmed: [] };
       }
       return { skipped: [], refused: [], unconfirmed: customers.map((_, i) => i) };
@@ -116,7 +121,9 @@ export class ChunkSender {
         this.splits++;
         const first = await this.post(customers.slice(0, half));
         const second = await this.post(customers.slice(half));
-        const shift = (list: SkippedEntry[]) => list.map((s) => ({ ...s, path: shiftCustomerPath(s.path, half) }));
+        // An entry placed on no customer keeps the service's words (its index was the half's, and no customer's).
+        const shift = (list: SkippedEntry[]) =>
+          list.map((s) => (s.unplaced ? s : { ...s, path: shiftCustomerPath(s.path, half) }));
         return {
           skipped: [...first.skipped, ...shift(second.skipped)],
           refused: [...first.refused, ...shift(second.refused)],

@@ -58,7 +58,7 @@ export function applySkips(
   for (const entry of sorted) {
     const m = PATH.exec(entry.path);
     const errors = entry.errors.length ? entry.errors : ['skipped by the service'];
-    const customer = m ? traces[Number(m[1])] : undefined;
+    const customer = m && !entry.unplaced ? traces[Number(m[1])] : undefined;
     if (!m || !customer) {
       // A customer this request did not have: reported as the service said it, against nothing in
       // particular (the sender then took no verdict of that answer: its customers are unconfirmed).
@@ -170,7 +170,7 @@ export function applySkips(
 function wholeWhereUnknown(traces: readonly CustomerTrace[], skipped: readonly SkippedEntry[]): SkippedEntry[] {
   const unknown = new Map<number, SkippedEntry[]>();
   for (const entry of skipped) {
-    const c = customerOf(entry.path);
+    const c = entry.unplaced ? undefined : customerOf(entry.path);
     const customer = c === undefined ? undefined : traces[c];
     if (c === undefined || !customer) continue;
     const m = PATH.exec(entry.path);
@@ -181,7 +181,7 @@ function wholeWhereUnknown(traces: readonly CustomerTrace[], skipped: readonly S
   }
   if (unknown.size === 0) return [...skipped];
   const kept = skipped.filter((entry) => {
-    const c = customerOf(entry.path);
+    const c = entry.unplaced ? undefined : customerOf(entry.path);
     return c === undefined || !unknown.has(c);
   });
   for (const [c, entries] of unknown) {

@@ -80,9 +80,19 @@ describe('errorFromResponse: a redirect', () => {
       'the service answered POST /api/v1/x with a redirect (HTTP 301 to https://lms.example/api/v1/x), which leadctl does not follow: the request and its credentials would go elsewhere',
     );
     expect(https.hint).toContain(': the service wants https://');
-    const elsewhere = errorFromResponse(failed(307, { location: 'https://portal.example/\u001b[2Jlogin' }));
-    expect(elsewhere.message).toContain('to https://portal.example/\\x1b[2Jlogin)');
+    const elsewhere = errorFromResponse(
+      failed(307, {
+        baseUrl: 'http://lms.example',
+        location: 'https://ops:Winter2024!@sso.example/cb?code=abc&X-Amz-Signature=def#x',
+      }),
+    );
+    expect(elsewhere.message).toContain('(HTTP 307 to https://sso.example/cb)');
+    expect(JSON.stringify([elsewhere.message, elsewhere.hint, elsewhere.details])).not.toMatch(
+      /Winter|code=|Signature/,
+    );
     expect(elsewhere.hint).not.toContain('wants https');
+    const relative = errorFromResponse(failed(308, { location: '/v2/x' }));
+    expect(relative.message).toContain('(HTTP 308 to https://lms.example/v2/x)');
     expect(errorFromResponse(failed(302, { location: '' })).message).toContain('(HTTP 302, to nowhere said)');
   });
 });

@@ -119,7 +119,7 @@ describe('ProfileStore', () => {
     writeFileSync(
       join(dir, 'config.json'),
       JSON.stringify({
-        profiles: { x: { base_url: 'https://x' }, y: odd },
+        profiles: { x: { base_url: 'https://x' }, y: odd, constructor: odd },
         current_profile: 'x',
         telemetry: false,
       }),
@@ -130,7 +130,7 @@ describe('ProfileStore', () => {
     expect(store.removeProfile('x')).toBe(true);
     const file = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
     expect(file).toEqual({
-      profiles: { y: odd, z: { base_url: 'https://z' } },
+      profiles: { y: odd, constructor: odd, z: { base_url: 'https://z' } },
       current_profile: 'z',
       telemetry: false,
     });

@@ -178,6 +178,11 @@ describe('openInput', () => {
       'utf16-no-bom.csv: is UTF-16LE text without a byte-order mark (a NUL byte beside every character), not UTF-8',
     );
     expect(err.hint).toBe('name its encoding: --encoding utf-16le');
+    // A character beyond ASCII (ë is EB 00) makes the bytes invalid UTF-8 before any NUL is looked for.
+    const accent = file('utf16-accent.csv', Buffer.from('Name\r\nZoë\r\n', 'utf16le'));
+    expect((await failure(text(await openInput(accent, io())))).message).toContain(
+      'is UTF-16LE text without a byte-order mark',
+    );
     const be = file('utf16be-no-bom.csv', Buffer.from('Employer Name\r\n', 'utf16le').swap16());
     expect((await failure(text(await openInput(be, io())))).message).toContain('is UTF-16BE text');
     const named = await openInput(name, { ...io(), input: { encoding: 'utf-16le' as const } });

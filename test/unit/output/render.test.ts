@@ -61,6 +61,18 @@ describe('Output.list', () => {
     expect(text).not.toMatch(/\u001b\[/);
   });
 
+  it('table: nothing in a cell acts on the terminal, masked ones included; JSON keeps the value', async () => {
+    const hostile: Row[] = [{ id: 3, name: 'A\u001b[2Jco', ssn: '\u001b]0;pwned\u0007123-45-6789\u202e' }];
+    const c = capture('table');
+    await c.out.list(hostile, columns);
+    expect(c.text()).not.toMatch(/[\u001b\u0007\u202e]/);
+    expect(c.text()).toContain('A\\x1b[2Jco');
+    expect(c.text()).not.toContain('123-45');
+    const j = capture('json');
+    await j.out.list(hostile, columns);
+    expect(JSON.parse(j.text())[0].name).toBe('A\u001b[2Jco');
+  });
+
   it('table: masks a column even when it has its own format', async () => {
     const c = capture('table');
     await c.out.list(rows, [

@@ -97,6 +97,8 @@ describe('dates', () => {
     expect(date('2/1/0999').ok).toBe(false);
     expect(date('2/1/1000')).toEqual({ ok: true, value: '1000-02-01' });
     expect(compileDateParser(['iso'])('0026-02-01').ok).toBe(false);
+    // A later format that reads the year otherwise is still tried.
+    expect(compileDateParser(['M/d/y', 'M/d/yy'])('2/1/26')).toEqual({ ok: true, value: '2026-02-01' });
   });
 });
 

@@ -154,6 +154,7 @@ describe('deltaVerdicts', () => {
           { path: 'loans.5', id: null, errors: ['z'] },
           { path: 'xcustomers.4', id: null, errors: ['z'] },
         ],
+        unconfirmed: [],
       },
       false,
     );
@@ -161,8 +162,24 @@ describe('deltaVerdicts', () => {
     expect(ids(v.remember)).toEqual([0, 2, 4, 5, 6, 7, 8, 9, 10, 11, 13]);
   });
 
+  it('forgets the customers of an answer that named one the request did not have, and remembers those of a plain 2xx', () => {
+    const untrusted = deltaVerdicts(
+      chunk(4),
+      {
+        skipped: [{ path: 'customers.3', id: 'Z', errors: ['z'], unplaced: true }],
+        refused: [],
+        unconfirmed: [0, 1],
+      },
+      false,
+    );
+    expect(ids(untrusted.forget)).toEqual([0, 1]);
+    expect(ids(untrusted.remember)).toEqual([2, 3]);
+    const plain = deltaVerdicts(chunk(2), { skipped: [], refused: [], unconfirmed: [0, 1] }, false);
+    expect(ids(plain.remember)).toEqual([0, 1]);
+  });
+
   it('forgets every customer of a refused request', () => {
-    const v = deltaVerdicts(chunk(3, [1]), { skipped: [], refused: [] }, true);
+    const v = deltaVerdicts(chunk(3, [1]), { skipped: [], refused: [], unconfirmed: [] }, true);
     expect(ids(v.forget)).toEqual([0, 2]);
     expect(v.remember).toEqual([]);
   });

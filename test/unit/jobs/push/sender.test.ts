@@ -83,8 +83,20 @@ describe('ChunkSender.post', () => {
       const result = await sender(c).s.post(many(3));
       expect(result.unconfirmed, path).toEqual([0, 1, 2]);
       // Only what cannot be placed is kept, for the rejects file: the rest would count twice.
-      expect(result.skipped, path).toEqual([{ path, id: 'Z', errors: ['z'] }]);
+      expect(result.skipped, path).toEqual([{ path, id: 'Z', errors: ['z'], unplaced: true }]);
     }
+    // Split (413): an entry of the first half placed on no customer is not shifted onto one of the second.
+    const tooLarge = new PayloadTooLargeError('too large', {}, { http: { status: 413, attempts: 1 } });
+    const { client: halves } = client((ids) =>
+      ids.length > 2
+        ? tooLarge
+        : ids[0] === 'C0'
+          ? detailed([{ path: 'customers.3', id: 'Z', errors: ['z'] }])
+          : detailed(),
+    );
+    const split = await sender(halves).s.post(many(4));
+    expect(split.unconfirmed).toEqual([0, 1]);
+    expect(split.skipped).toEqual([{ path: 'customers.3', id: 'Z', errors: ['z'], unplaced: true }]);
     const { client: placed } = client(() => detailed([{ path: 'customers.2.loans.9', id: 'L', errors: ['y'] }]));
     const result = await sender(placed).s.post(many(3));
     expect(result.unconfirmed).toEqual([]);

@@ -238,6 +238,18 @@ describe('the service skipped part of a request', () => {
         reason: `skipped by the service at xcustomers.0, ${not}: w`,
       },
     ]);
+    // Marked unplaced by the sender (a half's index, after a split): never placed on the customer of that index here.
+    const marked = applySkips(traces, [{ path: 'customers.1', id: 'Z', errors: ['z'], unplaced: true }]);
+    expect(marked.rejected).toEqual({ customers: 0, loans: 0, payments: 0 });
+    expect(marked.rejects).toEqual([
+      {
+        level: 'customer',
+        src: 0,
+        row: 0,
+        customerId: 'Z',
+        reason: `skipped by the service at customers.1, ${not}: z`,
+      },
+    ]);
     const elsewhere = applySkips([{ ...traces[1]!, src: 3 }], [{ path: 'customers.5', id: null, errors: ['q'] }]);
     expect(elsewhere.rejects[0]!.src).toBe(3);
     expect(applySkips([], [{ path: 'customers.0', id: null, errors: ['q'] }]).rejects[0]!.src).toBe(0);
