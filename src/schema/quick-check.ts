@@ -57,10 +57,11 @@ function fits(kind: FieldKind, value: unknown): boolean {
   switch (kind.type) {
     case 'string':
       return typeof value === 'string';
+    // Safe integers only, as the schema: 12345678901234567890 parses to a number that is not it.
     case 'id':
-      return typeof value === 'number' && Number.isInteger(value) && value > 0;
+      return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
     case 'cents':
-      return typeof value === 'number' && Number.isInteger(value);
+      return typeof value === 'number' && Number.isSafeInteger(value);
     case 'boolean':
       return typeof value === 'boolean';
     case 'date':

@@ -107,7 +107,8 @@ const LOAN_FIELDS = [
 const dt = ['2026-11-21T00:05:00Z', '2025-01-01T12:00:00Z'];
 const PLAUSIBLE: Record<string, unknown[]> = {
   payment_id: ['T-1', 'P9'],
-  payment_amount: [100, -250, 0],
+  // Integers past 2^53 (a mis-mapped column, a JSON file): whole numbers to JS, not the number written.
+  payment_amount: [100, -250, 0, 2 ** 53, 12345678901234567890],
   payment_type: ['Payment', 'Payoff'],
   payment_mode: ['ACH', 'Money Gram'],
   payment_status: ['Paid', 'Returned'],
@@ -120,13 +121,13 @@ const PLAUSIBLE: Record<string, unknown[]> = {
   failed_at: dt,
   payment_at: dt,
   loan_id: ['L1'],
-  lead_id: [1, 42],
+  lead_id: [1, 42, 2 ** 53 + 2],
   management_system_id: [7],
   is_lead_loan: [true, false],
   application_type: ['New'],
   loan_type: ['Installment'],
   loan_status: ['Current', 'Paid In Full'],
-  loan_amount: [50000],
+  loan_amount: [50000, 1e20],
   funded_amount: [49000],
   first_payment_date: ['2026-12-04'],
   applied_at: dt,
