@@ -120,6 +120,14 @@ describe('lead data', () => {
       expect(res.body).toEqual({ data: { m1: 1, m2: 10000 } });
     });
 
+    it('reads numbered map_ids[0], map_ids[1] as PHP does: the same columns, in index order', async () => {
+      const res = await api.get('/api/v1/lead-data/leads/1?map_ids%5B1%5D=m2&map_ids%5B0%5D=m1');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ data: { m1: 1, m2: 10000 } });
+      const unknown = await api.get('/api/v1/lead-data/leads/1?map_ids%5B0%5D=m9999');
+      expect(unknown.status).toBe(422);
+    });
+
     it('returns every dictionary column when no map_ids are given', async () => {
       const dictionary = (await api.get('/api/v1/lead-data/dictionary')).body.data as {
         id: string;

@@ -79,8 +79,9 @@ export function registerLeadDataRoutes(app: FastifyInstance, ctx: SandboxContext
       const id = /^\d{1,15}$/.test(request.params.leadId) ? Number(request.params.leadId) : undefined;
       const row = id === undefined ? undefined : leads.lead(id);
       if (!row) return sendNotFound(reply);
-      // Repeated map_ids[]=m1&map_ids[]=m2 arrive under "map_ids[]"; a plain map_ids is accepted too.
-      const raw = request.query['map_ids[]'] ?? request.query.map_ids;
+      // Repeated map_ids[]=m1&map_ids[]=m2 arrive under "map_ids[]"; a plain map_ids is accepted too,
+      // and numbered ones (map_ids[0]=m1&map_ids[1]=m2), which PHP reads as the same array.
+      const raw = request.query['map_ids[]'] ?? request.query.map_ids ?? numberedList(request.query, 'map_ids');
       const parsed = LeadQuerySchema.safeParse(raw === undefined ? {} : { map_ids: raw });
       if (!parsed.success) return sendValidationError(reply, zodErrorBag(parsed.error));
       const mapIds = parsed.data.map_ids;
@@ -96,4 +97,16 @@ export function registerLeadDataRoutes(app: FastifyInstance, ctx: SandboxContext
   );
 
   app.get(`${BASE}/dictionary`, async () => ({ data: DICTIONARY }));
+}
+
+/** `name[0]=a&name[1]=b` as PHP reads it: the values in index order; undefined when there are none. */
+function numberedList(query: Record<string, unknown>, name: string): unknown[] | undefined {
+  const pattern = new RegExp(`^${name}\\[(\\d+)\\]$`);
+  const found: [number, unknown][] = [];
+  for (const [key, value] of Object.entries(query)) {
+    const m = pattern.exec(key);
+    if (m) found.push([Number(m[1]), value]);
+  }
+  if (found.length === 0) return undefined;
+  return found.sort((a, b) => a[0] - b[0]).flatMap(([, value]) => (Array.isArray(value) ? value : [value]));
 }
