@@ -108,7 +108,7 @@ const dt = ['2026-11-21T00:05:00Z', '2025-01-01T12:00:00Z'];
 const PLAUSIBLE: Record<string, unknown[]> = {
   payment_id: ['T-1', 'P9'],
   // Integers past 2^53 (a mis-mapped column, a JSON file): whole numbers to JS, not the number written.
-  payment_amount: [100, -250, 0, 2 ** 53, 12345678901234567890],
+  payment_amount: [100, -250, 0, 2 ** 53, Number('12345678901234567890')],
   payment_type: ['Payment', 'Payoff'],
   payment_mode: ['ACH', 'Money Gram'],
   payment_status: ['Paid', 'Returned'],
