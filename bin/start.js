@@ -9,6 +9,15 @@ const { default: module } = await import('node:module');
 module.enableCompileCache?.();
 // The sandbox is a server for rehearsals and tests, not a job on a small VM: it keeps V8's defaults.
 if (args[0] !== 'sandbox') await boundHeap(16);
+// A file size limit (`ulimit -f`) would kill the process mid-write, leaving a partial file of
+// personal data and no message; caught, the write fails with EFBIG, which leadctl reports (exit 2)
+// and cleans up after. The signal is caught here and told to no one: conf's when-exit and ora's
+// signal-exit listen for it too, and re-raise it to end the process "as the signal would have".
+process.on('SIGXFSZ', () => {});
+const emit = process.emit;
+process.emit = function (event, ...rest) {
+  return event === 'SIGXFSZ' ? true : emit.call(this, event, ...rest);
+};
 // `leadctl … | head`: the reader went away, which is not an error of ours. Stop quietly, as Unix tools do.
 process.stdout.on('error', (err) => {
   if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
@@ -16,6 +25,8 @@ process.stdout.on('error', (err) => {
 });
 const { main } = await import('../dist/leadctl.js');
 const code = await main(args);
+// Written now, while SIGXFSZ is caught: at exit, past a file size limit, it would end the process by that signal.
+module.flushCompileCache?.();
 process.exitCode = code;
 // A forgotten socket or timer must never keep a cron job hanging after its work is done.
 setTimeout(() => process.exit(code), 1500).unref();

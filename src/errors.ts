@@ -214,7 +214,10 @@ const ACCESS_HINT = 'let the user running leadctl write there, or point leadctl 
 const ENVIRONMENT_CODES: Record<string, { says: string; hint: string }> = {
   ENOSPC: { says: 'no space left on the device', hint: SPACE_HINT },
   EDQUOT: { says: 'the disk quota is used up', hint: SPACE_HINT },
-  EFBIG: { says: 'the file is too large for its file system', hint: SPACE_HINT },
+  EFBIG: {
+    says: 'the file is larger than a file may be here',
+    hint: 'raise the file size limit (`ulimit -f`, or the limit of the job that runs leadctl), or write to another file system',
+  },
   EACCES: { says: 'permission denied', hint: ACCESS_HINT },
   EPERM: { says: 'operation not permitted', hint: ACCESS_HINT },
   EROFS: { says: 'the file system is read-only', hint: 'point leadctl at a folder on a writable file system' },

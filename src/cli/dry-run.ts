@@ -2,7 +2,7 @@ import { type Command, Option } from '@commander-js/extra-typings';
 import { defineCommand } from './command.js';
 import type { CommandContext } from './context.js';
 import { addRunFileOptions, type RunFiles } from './run-files.js';
-import { ExitCode, formatLocation, UsageError } from '../errors.js';
+import { ExitCode, formatLocation, InterruptedError, UsageError } from '../errors.js';
 
 /** Unchecked rows named on stderr; the results hold every one. */
 const SHOWN_PROBLEMS = 20;
@@ -75,7 +75,10 @@ async function bulk(
   const { count, seconds: inWords } = await import('../output/words.js');
   const api = await ctx.api();
   const progress = ctx.progress(`Checking ${file.name}…`);
-  const settings = { concurrency, retries };
+  // Ctrl-C or SIGTERM stops the run (130 or 143): an --out file is not written, its partial copy removed.
+  const controller = new AbortController();
+  const release = ctx.io.onSignal((signal) => controller.abort(new InterruptedError(signal)));
+  const settings = { concurrency, retries, signal: controller.signal };
   const started = ctx.io.now().getTime();
   let done = 0;
   // Rows that were not checked are told on stderr too, grouped by kind of reason with the first row of each.
@@ -104,33 +107,39 @@ async function bulk(
   };
 
   let summary: import('../jobs/dry-run-bulk.js').DryRunBulkSummary;
-  if (opts.out !== undefined) {
-    summary = await exportToFile(resolve(ctx.io.cwd, opts.out), async (out) => {
-      const writer = job.dryRunCsvWriter(file.header, out, { raw: ctx.io.csv?.raw });
-      const s = await job.runDryRunBulk(api, file, settings, async (row) => {
+  try {
+    if (opts.out !== undefined) {
+      summary = await exportToFile(resolve(ctx.io.cwd, opts.out), async (out) => {
+        const writer = job.dryRunCsvWriter(file.header, out, { raw: ctx.io.csv?.raw });
+        const s = await job.runDryRunBulk(api, file, settings, async (row) => {
+          await writer.write(row);
+          onRow(row);
+        });
+        await writer.end();
+        return s;
+      });
+    } else {
+      // Without --out the results are the command's output, in the chosen format.
+      const columns = [
+        ...file.header.map((h, i) => ({
+          key: h,
+          value: (r: import('../jobs/dry-run-bulk.js').DryRunRowResult) => r.cells[i] ?? '',
+          ...(h === file.ssnColumn ? { mask: 'ssn' as const } : {}),
+        })),
+        { key: job.PASS_COLUMN },
+        { key: job.REASON_COLUMN },
+      ];
+      const writer = await ctx.output.stream(columns);
+      summary = await job.runDryRunBulk(api, file, settings, async (row) => {
         await writer.write(row);
         onRow(row);
       });
       await writer.end();
-      return s;
-    });
-  } else {
-    // Without --out the results are the command's output, in the chosen format.
-    const columns = [
-      ...file.header.map((h, i) => ({
-        key: h,
-        value: (r: import('../jobs/dry-run-bulk.js').DryRunRowResult) => r.cells[i] ?? '',
-        ...(h === file.ssnColumn ? { mask: 'ssn' as const } : {}),
-      })),
-      { key: job.PASS_COLUMN },
-      { key: job.REASON_COLUMN },
-    ];
-    const writer = await ctx.output.stream(columns);
-    summary = await job.runDryRunBulk(api, file, settings, async (row) => {
-      await writer.write(row);
-      onRow(row);
-    });
-    await writer.end();
+    }
+  } catch (err) {
+    throw controller.signal.aborted ? controller.signal.reason : err;
+  } finally {
+    release();
   }
   progress.stop();
   if (uncheckedCount > 0) {

@@ -5,7 +5,7 @@ import { defineCommand, defineGroup } from './command.js';
 import { count } from '../output/words.js';
 import { collect } from './parse.js';
 import type { CommandContext } from './context.js';
-import { NotFoundError, UsageError } from '../errors.js';
+import { InterruptedError, NotFoundError, UsageError } from '../errors.js';
 
 /** The data dictionary, from the per-profile cache (a day) or the service. */
 async function dictionaryFor(ctx: CommandContext, api: ApiClient, refresh: boolean): Promise<DictionaryEntry[]> {
@@ -284,7 +284,7 @@ const exportLeadsCommand = defineCommand(
       .option('--refresh', 'fetch a fresh dictionary instead of the cached one')
       .addHelpText(
         'after',
-        '\nExit codes: 0 every lead exported; 4 some leads could not be read (listed on stderr); 2 bad flags.',
+        '\nExit codes: 0 every lead exported; 4 some leads could not be read (listed on stderr); 5 the service stayed\nunavailable for some; 2 bad flags; 130/143 stopped by Ctrl-C or SIGTERM (no file written).',
       ),
   async (ctx, _args, opts) => {
     const [
@@ -336,6 +336,10 @@ const exportLeadsCommand = defineCommand(
           );
       }
     };
+    // Ctrl-C or SIGTERM stops the export: the file is not written (its partial copy, personal data,
+    // is removed) and the run ends 130 or 143, as a push does.
+    const controller = new AbortController();
+    const release = ctx.io.onSignal((signal) => controller.abort(new InterruptedError(signal)));
     const options = {
       date,
       datetime,
@@ -345,6 +349,7 @@ const exportLeadsCommand = defineCommand(
       retries,
       perPage,
       csvRaw: ctx.io.csv?.raw,
+      signal: controller.signal,
     };
     let result: import('../jobs/leads-export.js').ExportResult;
     try {
@@ -353,8 +358,10 @@ const exportLeadsCommand = defineCommand(
           ? await job.exportLeads(api, options, ctx.io.stdout, onEvent)
           : await exportToFile(resolvePath(ctx.io.cwd, opts.out), (out) => job.exportLeads(api, options, out, onEvent));
     } catch (err) {
-      progress.fail('Export failed');
-      throw err;
+      progress.fail(controller.signal.aborted ? 'Export interrupted: nothing written' : 'Export failed');
+      throw controller.signal.aborted ? controller.signal.reason : err;
+    } finally {
+      release();
     }
     const seconds = (ctx.io.now().getTime() - started) / 1000;
     if (result.missing.length)

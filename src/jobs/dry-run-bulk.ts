@@ -78,6 +78,8 @@ export async function runDryRunBulk(
     return { ...base, status: 'error', pass: null, reason: `error: ${reasonOf(attempt.error)}` };
   });
   for await (const result of results) {
+    // Stopped (Ctrl-C, SIGTERM): the rows not checked are not "errors"; an --out file is not written.
+    options.signal?.throwIfAborted();
     summary.rows++;
     if (result.status === 'passed') summary.passed++;
     else if (result.status === 'failed') {

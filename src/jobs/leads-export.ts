@@ -65,6 +65,7 @@ export async function exportLeads(
   )) {
     ids.push(...page);
   }
+  options.signal?.throwIfAborted();
   onEvent({ type: 'ids', total: ids.length });
 
   // The caller owns `out` (it may be stdout, which must not be ended).
@@ -89,6 +90,8 @@ export async function exportLeads(
   );
   let i = 0;
   for await (const result of results) {
+    // Stopped (Ctrl-C, SIGTERM): the leads not fetched are not "missing"; the file is not written.
+    options.signal?.throwIfAborted();
     const id = ids[i++]!;
     done++;
     if (result.ok) {

@@ -14,7 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorLines, runBinary } from '../helpers/binary.js';
+import { BIN, errorLines, runBinary } from '../helpers/binary.js';
 import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
 import { makeCharDevice, mountTinyFs, reportSkipped } from '../helpers/tiny-fs.js';
 // @ts-expect-error plain JS generator shared with the benchmark
@@ -235,6 +235,50 @@ describe('lists on a full disk', () => {
       tiny.unmount();
     }
   });
+});
+
+describe('a file size limit (ulimit -f)', () => {
+  it.runIf(process.platform === 'linux')(
+    'a rejects file over the limit is EFBIG (exit 2, named, no partial file), not a kill by SIGXFSZ',
+    async () => {
+      const dir = folder();
+      const rows = ['ssn'];
+      for (let i = 0; i < 3000; i++) rows.push(i % 2 ? String(100_000_000 + i * 7) : `not-an-ssn-${i}`);
+      writeFileSync(join(dir, 'ssns.csv'), rows.join('\n') + '\n');
+      // The limit is the shell's, applied to leadctl alone (8 blocks: a few KB; the rejects are ~60 KB).
+      const run = await new Promise<{ code: number | null; signal: string | null; stderr: string }>((resolve) => {
+        const child = spawn(
+          'sh',
+          [
+            '-c',
+            'ulimit -f 8 && exec "$0" "$@"',
+            process.execPath,
+            BIN,
+            'lists',
+            'create',
+            '--name',
+            'x',
+            '--type',
+            'ssn',
+            '--validate-only',
+            'ssns.csv',
+            '--rejects',
+            'rejects.csv',
+          ],
+          { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+        );
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+        child.on('close', (code, signal) => resolve({ code, signal, stderr }));
+      });
+      expect(run.signal, run.stderr).toBeNull();
+      expect(run.code, run.stderr).toBe(2);
+      expect(errorLines(run.stderr)).toContain(
+        `Error: the rejects file ${join(dir, 'rejects.csv')}: the file is larger than a file may be here (EFBIG)`,
+      );
+      expect(readdirSync(dir)).toEqual(['ssns.csv']);
+    },
+  );
 });
 
 describe('corrupt state', () => {

@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFixture, requestsTo, sandboxDay, startEnv, variantLead, type Env } from './service-env.js';
 import { errorLines } from '../helpers/binary.js';
+import { sleep, spawnBinary } from './push-helpers.js';
 
 const LEADS = 230;
 
@@ -244,5 +245,49 @@ describe('leads dictionary | ids | get | export (built binary against the sandbo
     const r = await env.run(['leads', 'export', '--out', 'x.csv']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('leads export needs --date YYYY-MM-DD or --datetime ISO');
+  });
+});
+
+describe('leads export stopped by a signal (built binary against a slow sandbox)', () => {
+  it('Ctrl-C mid-export writes no file and leaves no partial copy of the leads, exit 130', async () => {
+    const env = await startEnv(['--latency', '150']);
+    try {
+      for (let n = 0; n < 20; n++) expect((await env.postRaw(variantLead(n, env.directKey))).status).toBe('OK');
+      const day = await sandboxDay(env.sandbox);
+      const run = spawnBinary(
+        [
+          'leads',
+          'export',
+          '--date',
+          day,
+          '--columns',
+          'lead_id,email',
+          '--concurrency',
+          '1',
+          '--out',
+          'day.csv',
+          '-o',
+          'json',
+        ],
+        {
+          LEADCTL_BASE_URL: env.sandbox.baseUrl,
+          LEADCTL_CLIENT_ID: env.sandbox.clientId,
+          LEADCTL_CLIENT_SECRET: env.sandbox.clientSecret,
+          LEADCTL_CONFIG_DIR: join(env.dir, 'config'),
+          LEADCTL_STATE_DIR: join(env.dir, 'state'),
+        },
+        env.dir,
+      );
+      // Once the partial file holds leads: it is being written.
+      const partial = () => readdirSync(env.dir).find((n) => n.startsWith('day.csv') && n.endsWith('.partial'));
+      while (!(partial() && statSync(join(env.dir, partial()!)).size > 40)) await sleep(20);
+      run.kill('SIGINT');
+      const end = await run.exited;
+      expect(end.code, run.output().stderr).toBe(130);
+      expect(readdirSync(env.dir).filter((n) => n.startsWith('day.csv'))).toEqual([]);
+      expect(run.output().stderr).toContain('interrupted by SIGINT');
+    } finally {
+      await env.stop();
+    }
   });
 });

@@ -35,6 +35,22 @@ function fakeApi() {
 }
 
 describe('runDryRunBulk', () => {
+  it('stops with the reason when the run is stopped (Ctrl-C): the rows after are not counted as errors', async () => {
+    const file = await openDryRunFile(
+      '-',
+      { stdin: Readable.from([Buffer.from(CSV)]), cwd: '.' },
+      { lookbacks: { underwriting_cost_lookback_window: 5 } },
+    );
+    const controller = new AbortController();
+    const seen: number[] = [];
+    const stopped = runDryRunBulk(fakeApi(), file, { concurrency: 1, retries: 0, signal: controller.signal }, (r) => {
+      seen.push(r.row);
+      if (seen.length === 2) controller.abort(new Error('interrupted by SIGINT'));
+    });
+    await expect(stopped).rejects.toThrow('interrupted by SIGINT');
+    expect(seen).toEqual([2, 3]);
+  });
+
   it('checks valid rows, keeps invalid ones, and writes every row in order with pass and reason', async () => {
     const api = fakeApi();
     const file = await openDryRunFile(
