@@ -280,7 +280,7 @@ const exportLeadsCommand = defineCommand(
       )
       .option('--concurrency <n>', 'leads fetched at once', '4')
       .option('--retries <n>', 'further attempts for a lead that still fails after the client retries', '2')
-      .option('--per-page <n>', 'ids per request when listing')
+      .option('--per-page <n>', 'ids per request when listing (default 1000, the most the service gives)')
       .option('--refresh', 'fetch a fresh dictionary instead of the cached one')
       .addHelpText(
         'after',
@@ -309,8 +309,12 @@ const exportLeadsCommand = defineCommand(
     const datetime = opts.datetime === undefined ? undefined : parseDateTimeFlag(opts.datetime);
     const concurrency = parsePositiveInt(opts.concurrency, '--concurrency', 32);
     const retries = parseRetries(opts.retries);
+    // The ids are only a means to the leads: as few listing requests as the service allows (a
+    // 200,000-lead day took 100 s to list at its default 100 a page, 12 s at 1000).
     const perPage =
-      opts.perPage === undefined ? undefined : parsePositiveInt(opts.perPage, '--per-page', MAX_LEAD_IDS_PER_PAGE);
+      opts.perPage === undefined
+        ? MAX_LEAD_IDS_PER_PAGE
+        : parsePositiveInt(opts.perPage, '--per-page', MAX_LEAD_IDS_PER_PAGE);
 
     const { checkOutputPath, exportToFile } = await import('../ingest/table/writer.js');
     if (opts.out !== '-') checkOutputPath(opts.out, ctx.io.cwd, '--out');
