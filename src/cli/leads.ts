@@ -328,7 +328,8 @@ const exportLeadsCommand = defineCommand(
     );
     const unknownSeen = new Set<string>();
     const onEvent = (e: import('../jobs/leads-export.js').ExportEvent) => {
-      if (e.type === 'ids') progress.update(`Fetching ${count(e.total, 'lead')}…`);
+      if (e.type === 'listing') progress.update(`Listing lead ids… ${count(e.ids, 'id')} so far`);
+      else if (e.type === 'ids') progress.update(`Fetching ${count(e.total, 'lead')}…`);
       else if (e.type === 'lead')
         progress.update(`Fetched ${e.done}/${e.total} leads${e.failed ? ` (${e.failed} failed)` : ''}`);
       else {

@@ -31,6 +31,7 @@ export interface ExportOptions {
 }
 
 export type ExportEvent =
+  | { type: 'listing'; ids: number }
   | { type: 'ids'; total: number }
   | { type: 'lead'; done: number; total: number; failed: number }
   | { type: 'unknown-columns'; leadId: number; mapIds: string[] };
@@ -64,6 +65,8 @@ export async function exportLeads(
     progress,
   )) {
     ids.push(...page);
+    // A large day takes many pages before the first lead is fetched: said as they come.
+    onEvent({ type: 'listing', ids: ids.length });
   }
   options.signal?.throwIfAborted();
   onEvent({ type: 'ids', total: ids.length });

@@ -46,6 +46,21 @@ async function run(api: ReturnType<typeof fakeApi>, retries = 2) {
 }
 
 describe('exportLeads', () => {
+  it('tells the ids listed page by page, then how many leads it fetches', async () => {
+    const api = fakeApi([1, 2, 3], (id) => ({ m1: id }));
+    const events: unknown[] = [];
+    await exportLeads(
+      api,
+      { date: '2024-01-05', columns, concurrency: 1, retries: 0 },
+      new PassThrough().resume(),
+      (e) => events.push(e),
+    );
+    expect(events.slice(0, 2)).toEqual([
+      { type: 'listing', ids: 3 },
+      { type: 'ids', total: 3 },
+    ]);
+  });
+
   it('writes a header of column names and one row per lead in id order', async () => {
     const api = fakeApi([1, 2, 3, 4, 5, 6], (id) => ({ m1: id, m3: `u${id}@example.com`, m4: id % 2 === 0, m9: 'x' }));
     const { result, csv } = await run(api);
