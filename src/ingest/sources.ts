@@ -100,10 +100,19 @@ export async function openInput(
   const raw0 = watch ? unchangedWhileRead(bytes.all(), watch, name) : bytes.all();
   // The inflater holds on to what it is given: a shared buffer is copied for it.
   const byteStream = gzipped ? gunzip(raw instanceof FileChunks ? copies(raw0) : raw0) : raw0;
+  const stream = Readable.from(decodeText(byteStream, name, io.input?.encoding, signal, options.sliceBytes));
+  // A stream destroyed before it was read to the end (a caller that gave up) closes the file: a
+  // generator never started does not run its finally, so the descriptor would wait for the collector.
+  // Standard input is not ours to close.
+  if (raw !== io.stdin)
+    stream.once('close', () => {
+      if (raw instanceof FileChunks) void raw.close().catch(() => {});
+      else raw.destroy();
+    });
   return {
     name,
     gzipped,
-    stream: Readable.from(decodeText(byteStream, name, io.input?.encoding, signal, options.sliceBytes)),
+    stream,
     ...(size !== undefined && !gzipped ? { bytes: size } : {}),
   };
 }
@@ -587,5 +596,7 @@ export async function peekText(input: InputSource): Promise<{ head: string; inpu
       yield String(next.value);
     }
   }
-  return { head, input: { ...input, stream: Readable.from(replay()) } };
+  const stream = Readable.from(replay());
+  stream.once('close', () => input.stream.destroy());
+  return { head, input: { ...input, stream } };
 }

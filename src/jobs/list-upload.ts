@@ -171,9 +171,15 @@ export async function runListUpload(options: ListUploadOptions, deps: ListUpload
     throw new UsageError(`--rejects ${options.rejectsPath} is the input file itself; name another file`);
   }
   const source = await openInput(options.input, deps.io, { signal: deps.signal });
-  const rejects = options.rejectsPath
-    ? await ListRejectsWriter.open(options.rejectsPath, deps.io.cwd, source.name, { raw: deps.io.csv?.raw })
-    : undefined;
+  let rejects: ListRejectsWriter | undefined;
+  try {
+    rejects = options.rejectsPath
+      ? await ListRejectsWriter.open(options.rejectsPath, deps.io.cwd, source.name, { raw: deps.io.csv?.raw })
+      : undefined;
+  } catch (err) {
+    source.stream.destroy();
+    throw err;
+  }
   try {
     const reader = await openListReader(source, {
       column: options.column,

@@ -69,6 +69,7 @@ export async function stageExport(options: StageExportOptions): Promise<StagedEx
       }
       const inputShape = format === 'csv' ? 'flat' : 'documents';
       if (shape !== undefined && shape !== inputShape) {
+        input.stream.destroy();
         throw new UsageError('batch-shape JSON/NDJSON and flat CSV cannot be mixed in one push; push them separately');
       }
       shape = inputShape;

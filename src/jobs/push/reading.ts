@@ -159,10 +159,16 @@ const LOAN_CHUNK = 8 * 1024;
 
 async function openAll(inputs: readonly BatchInput[], ctx: ReadingContext): Promise<InputSource[]> {
   const opened: InputSource[] = [];
-  for (const input of inputs) {
-    const sliceBytes = input.role === 'loans' ? LOAN_CHUNK : undefined;
-    opened.push(await openInput(input.path, ctx.io, { signal: ctx.signal, sliceBytes }));
-    ctx.account.sources.push(opened[opened.length - 1]!.name);
+  try {
+    for (const input of inputs) {
+      const sliceBytes = input.role === 'loans' ? LOAN_CHUNK : undefined;
+      opened.push(await openInput(input.path, ctx.io, { signal: ctx.signal, sliceBytes }));
+      ctx.account.sources.push(opened[opened.length - 1]!.name);
+    }
+  } catch (err) {
+    // The files opened before the one refused are closed, not left to the collector.
+    for (const source of opened) source.stream.destroy();
+    throw err;
   }
   return opened;
 }
@@ -244,7 +250,7 @@ export async function inputsDigest(
       await hashFile(resolve(ctx.io.cwd, input.path), hash);
     } catch (err) {
       // openInput says it better (no such file, a directory…).
-      await openInput(input.path, ctx.io);
+      (await openInput(input.path, ctx.io)).stream.destroy();
       throw new InputError(`could not be read: ${(err as Error).message}`, { file: input.path });
     }
     const sha256 = hash.digest('hex');

@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError, InterruptedError } from '../../../src/errors.js';
-import { firstInvalidUtf8, notAWorkbook, openInput, readWholeText } from '../../../src/ingest/sources.js';
+import { firstInvalidUtf8, notAWorkbook, openInput, peekText, readWholeText } from '../../../src/ingest/sources.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'leadctl-sources-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -241,7 +241,7 @@ describe('openInput', () => {
     },
   );
 
-  it('closes the file however the reading ends: refused at once, read whole, or stopped early', async () => {
+  it('closes the file however the reading ends: refused at once, read whole, stopped early, or never read', async () => {
     const open = () => readdirSync('/proc/self/fd').length;
     const before = open();
     for (let i = 0; i < 5; i++) {
@@ -249,6 +249,9 @@ describe('openInput', () => {
       await text(await openInput(file('whole.csv', 'a,b\n'.repeat(200_000)), io()));
       const source = await openInput(file('early.csv', 'a,b\n'.repeat(200_000)), io());
       for await (const _chunk of source.stream) break;
+      // A caller that gives up before reading (an unwritable rejects file) destroys the stream.
+      (await openInput(file('unread.csv', 'a,b\n'.repeat(200_000)), io())).stream.destroy();
+      (await peekText(await openInput(file('peeked.csv', 'a,b\n'.repeat(200_000)), io()))).input.stream.destroy();
     }
     // A stopped stream closes its file as it is destroyed, a moment later; a handle left to the
     // garbage collector would still be open after any wait (and warn when collected).

@@ -65,6 +65,23 @@ function fakeApi(refuse?: (body: ListWrite) => ValidationError | undefined) {
   };
 }
 
+/**
+ * Whether this process still has `path` open, after a moment for an asynchronous close (a handle
+ * left to the garbage collector would still be open, and warn on stderr when collected).
+ */
+async function stillOpen(path: string): Promise<boolean> {
+  const open = () =>
+    readdirSync('/proc/self/fd').some((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === path;
+      } catch {
+        return false;
+      }
+    });
+  for (let i = 0; i < 50 && open(); i++) await new Promise((r) => setTimeout(r, 20));
+  return open();
+}
+
 function run(
   options: Partial<ListUploadOptions> & { input: string; type: ListType },
   fake = fakeApi(),
@@ -303,10 +320,11 @@ describe('rejects file', () => {
     expect(readFileSync(path, 'utf8')).toBe('file,row,value,reason\n');
   });
 
-  it('refuses a path that cannot be written before reading anything', async () => {
+  it('refuses a path that cannot be written before reading anything, and closes the input', async () => {
     await expect(
       run({ input: 'ssn-headerless.txt', type: 'Social Security Numbers', rejectsPath: join(out, 'no/such/dir.csv') }),
     ).rejects.toThrow(/cannot write the rejects file .*folder does not exist/);
+    if (existsSync('/proc/self/fd')) expect(await stillOpen(join(FIXTURES, 'ssn-headerless.txt'))).toBe(false);
   });
 });
 
@@ -348,20 +366,10 @@ describe('refusals', () => {
   it.runIf(existsSync('/proc/self/fd'))('closes the file when a row past the limit stops the reading', async () => {
     const path = join(out, 'one-long-line.txt');
     writeFileSync(path, '7'.repeat(5 * 1024 * 1024));
-    const open = () =>
-      readdirSync('/proc/self/fd').some((fd) => {
-        try {
-          return readlinkSync(`/proc/self/fd/${fd}`) === path;
-        } catch {
-          return false;
-        }
-      });
     await expect(run({ input: path, type: 'Social Security Numbers', validateOnly: true })).rejects.toThrow(
       /longer than 4 MiB/,
     );
-    // Closing is asynchronous: a moment, not a garbage collection (which would also warn on stderr).
-    for (let i = 0; i < 50 && open(); i++) await new Promise((r) => setTimeout(r, 20));
-    expect(open()).toBe(false);
+    expect(await stillOpen(path)).toBe(false);
   });
 
   it('refuses a rejects file that is the input itself, before touching it', async () => {
