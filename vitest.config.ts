@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { reporters } from './test/helpers/reporters.js';
 
 // Every tier runs file after file in a worker without a fresh process and module graph each
 // (about 2 s of start-up per file on a loaded 2-core machine; the unit tier took 2.5x less CPU,
@@ -29,6 +30,8 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    setupFiles: ['test/setup/scratch.ts'],
+    reporters: reporters(),
     // e2e tests spawn the built binary and sandboxes; two cores, so keep parallelism modest.
     maxWorkers: 2,
     projects: [

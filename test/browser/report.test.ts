@@ -8,6 +8,7 @@ import { runBinary } from '../helpers/binary.js';
 import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
 import { FIXTURES, pushEnv } from '../e2e/push-helpers.js';
 import { ROOT } from '../e2e/service-env.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /**
  * The report as people see it: Debian's Chromium (.ci/run installs it) opens the file a push
@@ -68,7 +69,7 @@ beforeAll(async () => {
   writeFileSync(join(hostile, 'export.csv'), csv);
   await push('hostile', 'export.csv', hostile);
   mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'leadctl-chromium-')), {
+  browser = await chromium.launchPersistentContext(scratchDir('leadctl-chromium-'), {
     executablePath: CHROMIUM,
     headless: true,
     args: [

@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixturePath, readFixture, requestsTo, startEnv, type Env } from './service-env.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 interface Offer {
   id: number;
@@ -132,7 +132,7 @@ describe('legacy post | accept-offer (built binary against the sandbox)', () => 
 
   it('shows a pending lead with its offers (exit 6) and accepts one (exit 0)', async () => {
     // The key from a file: never on the command line, never printed.
-    const keyFile = join(mkdtempSync(join(tmpdir(), 'leadctl-key-')), 'campaign.key');
+    const keyFile = join(scratchDir('leadctl-key-'), 'campaign.key');
     writeFileSync(keyFile, env.priceRejectKey + '\n', { mode: 0o600 });
     const r = await env.run([
       'legacy',

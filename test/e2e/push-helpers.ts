@@ -1,11 +1,11 @@
 import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN } from '../helpers/binary.js';
 import type { TestSandbox } from '../helpers/sandbox.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 export const FIXTURES = fileURLToPath(new URL('../../fixtures/lms/', import.meta.url));
 export const MAPPING = join(FIXTURES, 'mapping.json');
@@ -15,7 +15,7 @@ export function pushEnv(
   sandbox: Pick<TestSandbox, 'baseUrl' | 'clientId' | 'clientSecret'>,
   stateDir?: string,
 ): Record<string, string> {
-  const home = mkdtempSync(join(tmpdir(), 'leadctl-push-home-'));
+  const home = scratchDir('leadctl-push-home-');
   return {
     HOME: home,
     LEADCTL_CONFIG_DIR: join(home, 'config'),

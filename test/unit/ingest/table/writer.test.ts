@@ -1,5 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { Writable } from 'node:stream';
@@ -7,8 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { TableReader } from '../../../../src/ingest/table/reader.js';
 import { checkOutputPath, CsvFile, CsvStream, csvCellText, csvLine } from '../../../../src/ingest/table/writer.js';
 import { isTemporaryOf } from '../../../../src/io/safe-file.js';
+import { scratchDir } from '../../../helpers/scratch.js';
 
-const work = mkdtempSync(join(tmpdir(), 'leadctl-writer-'));
+const work = scratchDir('leadctl-writer-');
 
 describe('the one CSV writer', () => {
   it.each([

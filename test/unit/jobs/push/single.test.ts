@@ -20,6 +20,7 @@ import type { PushEvent } from '../../../../src/jobs/push/progress.js';
 import { runSinglePush, type SinglePushRequest } from '../../../../src/jobs/push/single.js';
 import { memoryIO, type MemoryIO } from '../../../helpers/memory-io.js';
 import { mountTinyFs, reportSkipped } from '../../../helpers/tiny-fs.js';
+import { scratchDir } from '../../../helpers/scratch.js';
 
 const fixtures = fileURLToPath(new URL('../../../../fixtures/lms/', import.meta.url));
 
@@ -55,7 +56,7 @@ describe('single upserts and signals', () => {
         kind: 'loan',
         input: 'loans.csv',
         mappingPath: 'mapping.json',
-        rejectsPath: join(mkdtempSync(join(tmpdir(), 'leadctl-single-')), 'rejects.csv'),
+        rejectsPath: join(scratchDir('leadctl-single-'), 'rejects.csv'),
         concurrency: 2,
         validateOnly: false,
       },
