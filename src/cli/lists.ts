@@ -4,6 +4,8 @@ import { defineCommand, defineGroup } from './command.js';
 import { count } from '../output/words.js';
 import { addRunFileOptions, type RunFiles } from './run-files.js';
 import { environmentError, ExitCode, InputError, InterruptedError, UsageError, ValidationError } from '../errors.js';
+import type { RemovalLimit } from '../jobs/list-diff.js';
+import { removalLimit } from './parse.js';
 
 const TYPE_HELP =
   'list type: ssn, ssn4, zip, phone, email, routing, employer, affiliate, or the service name ' +
@@ -21,7 +23,7 @@ const pageNumber = (value: string): number => {
 };
 
 /** What create and update get: the list (update only), the file, and their shared flags. */
-type UploadOptions = UploadFlags & { id?: number; input: string };
+type UploadOptions = UploadFlags & { id?: number; input: string; maxRemoved?: RemovalLimit };
 type UploadFlags = ReturnType<ReturnType<typeof uploadOptions<[], Record<never, never>>>['opts']>;
 
 async function upload(ctx: CommandContext, mode: 'create' | 'update', options: UploadOptions): Promise<number> {
@@ -53,7 +55,9 @@ async function uploadRun(ctx: CommandContext, opts: UploadOptions, files: RunFil
 
   const record = opts.validateOnly ? undefined : await openRecord(ctx, true);
   const { LIST_VALUE_KINDS } = await import('../ingest/lists/normalise.js');
-  const { describeChanges, diffList, listDigests } = await import('../jobs/list-diff.js');
+  const { DEFAULT_REMOVAL_LIMIT, describeChanges, describeLimit, diffList, listDigests, removesTooMany } = await import(
+    '../jobs/list-diff.js'
+  );
   const progress = ctx.progress();
   const controller = new AbortController();
   const release = ctx.io.onSignal((signal) => controller.abort(new InterruptedError(signal)));
@@ -83,10 +87,27 @@ async function uploadRun(ctx: CommandContext, opts: UploadOptions, files: RunFil
             const what = changes
               ? describeChanges(changes)
               : 'no record here of its current values, so what changes is unknown';
-            ctx.log.info(`List ${id} ("${name}") from ${input === '-' ? 'stdin' : input}: ${what}`);
+            const from = input === '-' ? 'stdin' : input;
+            ctx.log.info(`List ${id} ("${name}") from ${from}: ${what}`);
+            // A cut-short export (a failed job upstream, a full disk) would lift most of a suppression
+            // list, and with --yes nobody would see it before the leads it should stop come in. Asked
+            // on a terminal, the person answering sees it in the question instead.
+            const limit = opts.maxRemoved ?? DEFAULT_REMOVAL_LIMIT;
+            if (changes && removesTooMany(changes, limit)) {
+              const before = changes.removed + changes.unchanged;
+              const removal = `${from} would remove ${changes.removed.toLocaleString('en-US')} of the ${count(before, 'value')} last uploaded from here (${Math.round((changes.removed * 100) / before)}%)`;
+              if (opts.yes === true)
+                throw new UsageError(
+                  `list ${id}: ${removal}, more than --max-removed allows (${describeLimit(limit)}); nothing was sent`,
+                  {
+                    hint: `check that the file is whole (\`leadctl lists diff ${id} FILE\` shows the changes); if the removals are meant, add --max-removed 100%`,
+                  },
+                );
+              ctx.log.warn(`Warning: ${removal}: is the file whole?`);
+            }
             await confirm(
               ctx.io,
-              `Replace every value of list ${id} ("${name}") with the ${count(values, 'value')} of ${input === '-' ? 'stdin' : input}?`,
+              `Replace every value of list ${id} ("${name}") with the ${count(values, 'value')} of ${from}?`,
               { yes: opts.yes === true },
             );
             return changes;
@@ -190,11 +211,12 @@ const diff = defineCommand(
       .option('--no-header', 'the file has no header row')
       .option('--show', 'also list the added values (masked where personal)'),
   async (ctx, [id, input], opts) => {
-    const [job, { diffList }, { LIST_VALUE_KINDS }] = await Promise.all([
-      import('../jobs/list-upload.js'),
-      import('../jobs/list-diff.js'),
-      import('../ingest/lists/normalise.js'),
-    ]);
+    const [job, { DEFAULT_REMOVAL_LIMIT, describeLimit, diffList, removesTooMany }, { LIST_VALUE_KINDS }] =
+      await Promise.all([
+        import('../jobs/list-upload.js'),
+        import('../jobs/list-diff.js'),
+        import('../ingest/lists/normalise.js'),
+      ]);
     const record = await openRecord(ctx, false);
     try {
       const known = record?.list(id);
@@ -235,6 +257,11 @@ const diff = defineCommand(
         [
           `List ${id} against ${s.file}: ${n(changes.added)} added, ${n(changes.removed)} removed, ${n(changes.unchanged)} unchanged`,
           `(last uploaded from here: ${count(known.count, 'value')}, ${doc.last_upload.at})`,
+          ...(removesTooMany(changes, DEFAULT_REMOVAL_LIMIT)
+            ? [
+                `lists update would refuse this file: it removes more than ${describeLimit(DEFAULT_REMOVAL_LIMIT)} of the list (add --max-removed 100% if that is meant)`,
+              ]
+            : []),
           ...(s.rejected
             ? [
                 `${n(s.rejected)} row${s.rejected === 1 ? ' of the file is' : 's of the file are'} invalid and would not be uploaded (lists update --validate-only lists them)`,
@@ -428,6 +455,10 @@ const update = defineCommand(
         .argument('<id>', 'list id', listId)
         .argument('<file>', 'the file of values, or - for standard input'),
       'update',
+    ).option(
+      '--max-removed <n|percent>',
+      'with --yes, refuse the update when it would remove more than this many of the values last uploaded from here: a number, or a percentage (default: 50%; asked on a terminal, it is a warning)',
+      removalLimit,
     ),
   (ctx, [id, input], opts) => upload(ctx, 'update', { ...opts, id, input }),
 );

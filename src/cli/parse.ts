@@ -45,5 +45,14 @@ export const byteSize = (value: string): number => {
   return bytes;
 };
 
+/** `--max-removed`: a count (`500`) or a percentage (`10%`, `100%`). */
+export const removalLimit = (value: string): { count: number } | { percent: number } => {
+  const text = value.trim();
+  const percent = /^(\d+(?:\.\d+)?)\s*%$/.exec(text);
+  if (percent && Number(percent[1]) <= 100) return { percent: Number(percent[1]) };
+  if (/^\d+$/.test(text) && Number.isSafeInteger(Number(text))) return { count: Number(text) };
+  throw new InvalidArgumentError('--max-removed takes a number of values (500) or a percentage from 0% to 100% (10%).');
+};
+
 /** Repeatable options: every value given, in order. */
 export const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];

@@ -74,6 +74,23 @@ export function maskListValue(kind: ListValueKind, value: string): string {
   }
 }
 
+/** How many of the values last uploaded an update may remove: a count, or a percentage of them. */
+export type RemovalLimit = { count: number } | { percent: number };
+
+/** The default: a file that would remove more than half of a list is far more often cut short than meant. */
+export const DEFAULT_REMOVAL_LIMIT: RemovalLimit = { percent: 50 };
+
+/** Whether `changes` removes more of the values last uploaded than `limit` allows. */
+export function removesTooMany(changes: ListChanges, limit: RemovalLimit): boolean {
+  if ('count' in limit) return changes.removed > limit.count;
+  const before = changes.removed + changes.unchanged;
+  return before > 0 && changes.removed * 100 > limit.percent * before;
+}
+
+export function describeLimit(limit: RemovalLimit): string {
+  return 'count' in limit ? limit.count.toLocaleString('en-US') : `${limit.percent}%`;
+}
+
 export function describeChanges(c: ListChanges): string {
   const n = (x: number) => x.toLocaleString('en-US');
   return `${n(c.added)} added, ${n(c.removed)} removed, ${n(c.unchanged)} unchanged`;

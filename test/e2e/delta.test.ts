@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBinary } from '../helpers/binary.js';
+import { errorLines, runBinary } from '../helpers/binary.js';
 import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
 // @ts-expect-error plain JS generator shared with the benchmark
 import { writeExport } from '../../fixtures/lms/generate.mjs';
@@ -270,6 +270,49 @@ describe('lists diff and lists update', () => {
       expect(record.includes(v), v).toBe(false);
       expect(record.includes(v.replace(/-/g, '')), v).toBe(false);
     }
+  });
+
+  it('refuses an update that would remove more than half of the list (a file cut short) unless --max-removed allows it', async () => {
+    const env = pushEnv(sandbox);
+    const all = Array.from({ length: 200 }, (_, i) => ssn(i));
+    const created = await runBinary(
+      ['lists', 'create', '--name', 'Guarded SSNs', '--type', 'ssn', file('all.csv', all), '-o', 'json'],
+      { env },
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const id = JSON.parse(created.stdout).list_id as number;
+    const before = (await sandbox.stats()).list_items;
+
+    // The first 60 rows of the export and 5 new ones: 140 of 200 removed (70%).
+    const cut = file('cut.csv', [...all.slice(0, 60), ...Array.from({ length: 5 }, (_, i) => ssn(7000 + i))]);
+    const diff = await runBinary(['lists', 'diff', String(id), cut, '-o', 'table'], { env });
+    expect(diff.stdout).toContain('5 added, 140 removed, 60 unchanged');
+    expect(diff.stdout).toContain('lists update would refuse this file: it removes more than 50% of the list');
+    const refused = await runBinary(['lists', 'update', String(id), cut, '--yes'], { env });
+    expect(refused.code).toBe(2);
+    expect(errorLines(refused.stderr)).toContain(
+      `Error: list ${id}: ${cut} would remove 140 of the 200 values last uploaded from here (70%), more than --max-removed allows (50%); nothing was sent`,
+    );
+    expect(refused.stderr).toContain('--max-removed 100%');
+    expect((await sandbox.stats()).list_items).toBe(before);
+
+    // A count works as a limit too; one at the limit passes.
+    const byCount = await runBinary(['lists', 'update', String(id), cut, '--yes', '--max-removed', '139'], { env });
+    expect(byCount.code).toBe(2);
+    expect(byCount.stderr).toContain('more than --max-removed allows (139)');
+    const allowed = await runBinary(
+      ['lists', 'update', String(id), cut, '--yes', '--max-removed', '140', '-o', 'json'],
+      {
+        env,
+      },
+    );
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(JSON.parse(allowed.stdout).changes).toEqual({ added: 5, removed: 140, unchanged: 60 });
+    expect((await sandbox.stats()).list_items).toBe(before - 200 + 65);
+
+    const bad = await runBinary(['lists', 'update', String(id), cut, '--yes', '--max-removed', '150%'], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--max-removed takes a number of values (500) or a percentage from 0% to 100%');
   });
 
   it('refuses to diff a list it has no record of (exit 2), and says how to get one', async () => {

@@ -192,7 +192,7 @@ describe('lists create and update from every kind of input', () => {
     const before = await sandbox.stats();
 
     const updated = await run(
-      ['lists', 'update', String(summary.list_id), '--name', 'Plain SSNs v2', '--yes', '-'],
+      ['lists', 'update', String(summary.list_id), '--name', 'Plain SSNs v2', '--yes', '--max-removed', '100%', '-'],
       'ssn\n123-45-6789\n234-56-7890\n',
     );
     expect(updated.code).toBe(0);

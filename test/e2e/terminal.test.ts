@@ -87,6 +87,30 @@ describe('in a terminal', () => {
     expect(yes.screen).toMatch(/"removed": true[\s\S]*exit=0/);
   });
 
+  it('asked on a terminal, an update that removes most of a list warns in the question instead of refusing', async () => {
+    const ssns = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => `${String(200 + from + i)}-45-${String(1000 + from + i)}`).join('\n');
+    const create = `printf 'ssn\n%s\n' ${quote(ssns(0, 10))} > all.csv && printf 'ssn\n%s\n' ${quote(ssns(0, 3))} > cut.csv && ${leadctl} lists create all.csv --name 'Terminal SSNs' --type ssn -o json`;
+    const created = await inTerminal(`${create} > created.json; echo "exit=$?"`);
+    expect(created.screen).toContain('exit=0');
+    const id = JSON.parse(readFileSync(join(work, 'created.json'), 'utf8')).list_id as number;
+    const r = await inTerminal(
+      `stty cols 200; ${leadctl} lists update ${id} cut.csv -o json > updated.json; echo "exit=$?"`,
+      'y\n',
+    );
+    expect(r.screen).toContain(
+      'Warning: cut.csv would remove 7 of the 10 values last uploaded from here (70%): is the file whole?',
+    );
+    expect(r.screen).toMatch(
+      /Replace every value of list \d+ \("Terminal SSNs"\) with the 3 values of cut.csv\? \[y\/N\][\s\S]*exit=0/,
+    );
+    expect(JSON.parse(readFileSync(join(work, 'updated.json'), 'utf8')).changes).toEqual({
+      added: 0,
+      removed: 7,
+      unchanged: 3,
+    });
+  });
+
   it('auth login asks "Client id:" where it can be seen before anything is typed', async () => {
     const r = await inTerminal(
       `stty cols 100; unset LEADCTL_CLIENT_ID LEADCTL_CLIENT_SECRET; ${leadctl} --profile typed auth login --base-url ${quote(sandbox.baseUrl)}; echo "exit=$?"`,

@@ -78,7 +78,7 @@ describe('main flows against a contract-only service (built binary)', () => {
     const got = await run(['lists', 'get', '1', '-o', 'json']);
     expect(got.code, got.stderr).toBe(0);
     expect(JSON.parse(got.stdout)).toMatchObject({ id: 1, name: 'Do not buy' });
-    const updated = await run(['lists', 'update', '1', 'ssn2.csv', '--yes', '-o', 'json']);
+    const updated = await run(['lists', 'update', '1', 'ssn2.csv', '--yes', '--max-removed', '100%', '-o', 'json']);
     expect(updated.code, updated.stderr).toBe(0);
     expect(server.lists.get(1)?.items).toEqual(['567890123']);
     expect(server.api().filter((r) => r.path.startsWith('/api/v1/lead-management')).length).toBe(before);
