@@ -2,7 +2,8 @@ import { type Command, Option } from '@commander-js/extra-typings';
 import { defineCommand } from './command.js';
 import type { CommandContext } from './context.js';
 import { addRunFileOptions, type RunFiles } from './run-files.js';
-import { ExitCode, formatLocation, InterruptedError, UsageError } from '../errors.js';
+import { ExitCode, formatLocation, UsageError } from '../errors.js';
+import { abortOnSignal } from '../io/io.js';
 
 /** Unchecked rows named on stderr; the results hold every one. */
 const SHOWN_PROBLEMS = 20;
@@ -76,9 +77,8 @@ async function bulk(
   const api = await ctx.api();
   const progress = ctx.progress(`Checking ${file.name}…`);
   // Ctrl-C or SIGTERM stops the run (130 or 143): an --out file is not written, its partial copy removed.
-  const controller = new AbortController();
-  const release = ctx.io.onSignal((signal) => controller.abort(new InterruptedError(signal)));
-  const settings = { concurrency, retries, signal: controller.signal };
+  const { signal, release } = abortOnSignal(ctx.io);
+  const settings = { concurrency, retries, signal };
   const started = ctx.io.now().getTime();
   let done = 0;
   // Rows that were not checked are told on stderr too, grouped by kind of reason with the first row of each.
@@ -137,7 +137,7 @@ async function bulk(
       await writer.end();
     }
   } catch (err) {
-    throw controller.signal.aborted ? controller.signal.reason : err;
+    throw signal.aborted ? signal.reason : err;
   } finally {
     release();
   }

@@ -5,7 +5,8 @@ import { defineCommand, defineGroup } from './command.js';
 import { count } from '../output/words.js';
 import { collect } from './parse.js';
 import type { CommandContext } from './context.js';
-import { InterruptedError, NotFoundError, UsageError } from '../errors.js';
+import { NotFoundError, UsageError } from '../errors.js';
+import { abortOnSignal } from '../io/io.js';
 
 /** The data dictionary, from the per-profile cache (a day) or the service. */
 async function dictionaryFor(ctx: CommandContext, api: ApiClient, refresh: boolean): Promise<DictionaryEntry[]> {
@@ -343,8 +344,7 @@ const exportLeadsCommand = defineCommand(
     };
     // Ctrl-C or SIGTERM stops the export: the file is not written (its partial copy, personal data,
     // is removed) and the run ends 130 or 143, as a push does.
-    const controller = new AbortController();
-    const release = ctx.io.onSignal((signal) => controller.abort(new InterruptedError(signal)));
+    const { signal, release } = abortOnSignal(ctx.io);
     const options = {
       date,
       datetime,
@@ -354,7 +354,7 @@ const exportLeadsCommand = defineCommand(
       retries,
       perPage,
       csvRaw: ctx.io.csv?.raw,
-      signal: controller.signal,
+      signal,
     };
     let result: import('../jobs/leads-export.js').ExportResult;
     try {
@@ -363,8 +363,8 @@ const exportLeadsCommand = defineCommand(
           ? await job.exportLeads(api, options, ctx.io.stdout, onEvent)
           : await exportToFile(resolvePath(ctx.io.cwd, opts.out), (out) => job.exportLeads(api, options, out, onEvent));
     } catch (err) {
-      progress.fail(controller.signal.aborted ? 'Export interrupted: nothing written' : 'Export failed');
-      throw controller.signal.aborted ? controller.signal.reason : err;
+      progress.fail(signal.aborted ? 'Export interrupted: nothing written' : 'Export failed');
+      throw signal.aborted ? signal.reason : err;
     } finally {
       release();
     }

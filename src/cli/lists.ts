@@ -3,9 +3,10 @@ import type { CommandContext } from './context.js';
 import { defineCommand, defineGroup } from './command.js';
 import { count } from '../output/words.js';
 import { addRunFileOptions, type RunFiles } from './run-files.js';
-import { environmentError, ExitCode, InputError, InterruptedError, UsageError, ValidationError } from '../errors.js';
+import { environmentError, ExitCode, InputError, UsageError, ValidationError } from '../errors.js';
 import type { RemovalLimit } from '../jobs/list-diff.js';
 import { removalLimit } from './parse.js';
+import { abortOnSignal } from '../io/io.js';
 
 const TYPE_HELP =
   'list type: ssn, ssn4, zip, phone, email, routing, employer, affiliate, or the service name ' +
@@ -59,8 +60,7 @@ async function uploadRun(ctx: CommandContext, opts: UploadOptions, files: RunFil
     '../jobs/list-diff.js'
   );
   const progress = ctx.progress();
-  const controller = new AbortController();
-  const release = ctx.io.onSignal((signal) => controller.abort(new InterruptedError(signal)));
+  const { signal, release } = abortOnSignal(ctx.io);
   let result;
   try {
     result = await job.runListUpload(
@@ -78,7 +78,7 @@ async function uploadRun(ctx: CommandContext, opts: UploadOptions, files: RunFil
       {
         io: ctx.io,
         api: () => ctx.api(),
-        signal: controller.signal,
+        signal,
         beforeUpload: async (values, collected) => {
           const { confirm } = await import('../output/prompt.js');
           if (id !== undefined) {

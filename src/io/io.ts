@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { InterruptedError } from '../errors.js';
 
 export type Signal = 'SIGINT' | 'SIGTERM';
 
@@ -35,6 +36,16 @@ export interface InputSettings {
   allowChanging?: boolean;
   /** The field delimiter of delimited files (--delimiter); detected from the header line when absent. */
   delimiter?: string;
+}
+
+/**
+ * For a command that stops cleanly on Ctrl-C or SIGTERM: a signal aborted with the
+ * InterruptedError it then exits with (130 or 143). `release` gives the signals back.
+ */
+export function abortOnSignal(io: Pick<IO, 'onSignal'>): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const release = io.onSignal((signal) => controller.abort(new InterruptedError(signal)));
+  return { signal: controller.signal, release };
 }
 
 export const INPUT_ENCODINGS = ['utf-8', 'latin1', 'windows-1252', 'utf-16le'] as const;

@@ -65,3 +65,29 @@ describe('processIO().onSignal', () => {
     expect(r.stdout).toBe('');
   });
 });
+
+describe('abortOnSignal', () => {
+  it('aborts with the InterruptedError of the signal (exit 130 or 143), and gives the signals back on release', async () => {
+    const { abortOnSignal } = await import('../../../src/io/io.js');
+    const { InterruptedError } = await import('../../../src/errors.js');
+    for (const [sent, code] of [
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+    ] as const) {
+      let handler: ((s: 'SIGINT' | 'SIGTERM') => void) | undefined;
+      let released = 0;
+      const { signal, release } = abortOnSignal({
+        onSignal: (h) => {
+          handler = h;
+          return () => released++;
+        },
+      });
+      expect(signal.aborted).toBe(false);
+      handler!(sent);
+      expect(signal.reason).toBeInstanceOf(InterruptedError);
+      expect((signal.reason as InstanceType<typeof InterruptedError>).exitCode).toBe(code);
+      release();
+      expect(released).toBe(1);
+    }
+  });
+});
