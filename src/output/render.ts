@@ -134,6 +134,21 @@ function codePoints(text: string): number {
   return n;
 }
 
+/** `{customers: {read: 5}}` as `{"customers.read": 5}`: a summary as one spreadsheet row. */
+function flatten(
+  value: Record<string, unknown>,
+  prefix = '',
+  into: Record<string, unknown> = {},
+): Record<string, unknown> {
+  for (const [key, field] of Object.entries(value)) {
+    const name = prefix + key;
+    if (field !== null && typeof field === 'object' && !Array.isArray(field) && Object.keys(field).length > 0)
+      flatten(field as Record<string, unknown>, `${name}.`, into);
+    else into[name] = field;
+  }
+  return into;
+}
+
 function rawValue<T>(column: Column<T>, row: T): unknown {
   return column.value ? column.value(row) : (row as Record<string, unknown> | null | undefined)?.[column.key];
 }
@@ -247,15 +262,17 @@ export class Output {
 
   /**
    * Prints any JSON value as the run's document: pretty JSON, one NDJSON line, `human` text for a
-   * table run, and for CSV a header of the object's keys and one row (nested values as JSON).
+   * table run, and for CSV a header of the object's keys and one row: a nested object's fields
+   * are columns of their own (`customers.read`), arrays are JSON in their cell.
    */
   async document(value: unknown, human: () => string): Promise<void> {
     const format = this.settings.format;
     if (format === 'table') await this.write(human().replace(/\n?$/, '\n'));
     else if (format === 'json') await this.write(JSON.stringify(value, null, 2) + '\n');
     else if (format === 'csv' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      const columns = Object.keys(value).map((key): Column => ({ key }));
-      await this.write(await this.csv([value], columns, true));
+      const flat = flatten(value as Record<string, unknown>);
+      const columns = Object.keys(flat).map((key): Column => ({ key }));
+      await this.write(await this.csv([flat], columns, true));
     } else await this.write(JSON.stringify(value) + '\n');
   }
 

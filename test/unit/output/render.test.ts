@@ -116,8 +116,12 @@ describe('Output.record and document', () => {
     await t.out.document({ ok: true }, () => 'All good');
     expect(t.text()).toBe('All good\n');
     const c = capture('csv');
-    await c.out.document({ ok: true, bad: false, live: { a: 1 }, n: null }, () => 'All good');
-    expect(c.text()).toBe('ok,bad,live,n\ntrue,false,"{""a"":1}",\n');
+    // A summary is one spreadsheet row: nested fields are columns of their own, lists JSON in their cell.
+    await c.out.document(
+      { ok: true, bad: false, live: { a: 1, deeper: { b: 'x,y' } }, list: [1, 2], empty: {}, n: null },
+      () => 'All good',
+    );
+    expect(c.text()).toBe('ok,bad,live.a,live.deeper.b,list,empty,n\ntrue,false,1,"x,y","[1,2]",{},\n');
     const n = capture('ndjson');
     await n.out.document({ ok: true }, () => 'All good');
     expect(n.text()).toBe('{"ok":true}\n');
