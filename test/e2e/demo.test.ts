@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, runBinary } from '../helpers/binary.js';
@@ -28,16 +29,43 @@ interface Report {
 const csvRows = (path: string) =>
   parse(readFileSync(path), { bom: true, columns: true, relax_column_count: true }) as Record<string, string>[];
 
-/** Waits until the demo's story reaches its second step; gives what it printed so far, and after. */
+const PAUSE_AT = fileURLToPath(new URL('../helpers/pause-at.mjs', import.meta.url));
+
+/**
+ * The demo, stopped (SIGSTOP, by test/helpers/pause-at.mjs) right after it prints its second step:
+ * the whole story takes half a second, so a test reading it late found it already over.
+ */
+function pausedDemo(
+  env: Record<string, string | undefined>,
+  stderr: 'pipe' | 'ignore',
+): ChildProcessByStdio<null, Readable, Readable | null> {
+  return spawn(process.execPath, ['--import', PAUSE_AT, BIN, 'demo'], {
+    env: { ...process.env, NO_COLOR: '1', LEADCTL_TEST_PAUSE_AT: '── 2/', ...env },
+    stdio: ['ignore', 'pipe', stderr],
+  }) as ChildProcessByStdio<null, Readable, Readable | null>;
+}
+
+/** Until the process has stopped itself (state T): it does so just after the write that was read. */
+async function stoppedItself(pid: number): Promise<void> {
+  const state = () => readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0];
+  for (let waited = 0; state() !== 'T'; waited += 5) {
+    if (waited > 10_000) throw new Error(`process ${pid} never stopped (state ${state()})`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Waits until the demo's story reaches its second step, stopped there; gives what it printed so far, and after. */
 async function stepTwo(child: ChildProcessByStdio<null, Readable, Readable | null>): Promise<() => string> {
   let stdout = '';
+  let seen = false;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the demo never reached step 2:\n${stdout}`)), 45_000);
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
-      if (/── 2\/\d+ /.test(stdout)) {
+      if (!seen && /── 2\/\d+ /.test(stdout)) {
+        seen = true;
         clearTimeout(timer);
-        resolve();
+        resolve(stoppedItself(child.pid!));
       }
     });
   });
@@ -195,16 +223,14 @@ describe('leadctl demo (the built binary)', () => {
   });
 
   it('Ctrl-C in the middle ends with 130 after cleaning up, not killed by the signal', async () => {
-    const child = spawn(process.execPath, [BIN, 'demo'], {
-      env: { ...process.env, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = pausedDemo({}, 'pipe');
     const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
       child.on('close', (code, signal) => resolve([code, signal])),
     );
     // By step 2 the login has saved a profile through conf, whose when-exit hook re-raises signals.
     const output = await stepTwo(child);
     child.kill('SIGINT');
+    child.kill('SIGCONT');
     const [code, signal] = await exited;
     const stdout = output();
     const root = /--rejects (\S+)\/files\/list-rejects\.csv/.exec(stdout)?.[1];
@@ -221,15 +247,13 @@ describe('leadctl demo (the built binary)', () => {
     // A temp folder of its own: the demo's folder is the only one made there.
     const tmp = mkdtempSync(join(tmpdir(), 'leadctl-e2e-demo-tmp-'));
     kept.push(tmp);
-    const child = spawn(process.execPath, [BIN, 'demo'], {
-      env: { ...process.env, NO_COLOR: '1', TMPDIR: tmp },
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    const child = pausedDemo({ TMPDIR: tmp }, 'ignore');
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     // Until the demo has logged in (the config folder then holds the sandbox's secret), then the pipe closes.
     await stepTwo(child);
     expect(readdirSync(tmp).filter((n) => n.startsWith('leadctl-demo-'))).toHaveLength(1);
     child.stdout.destroy();
+    child.kill('SIGCONT');
     await exited;
     expect(readdirSync(tmp).filter((n) => n.startsWith('leadctl-demo-'))).toEqual([]);
   });

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, errorLines, runBinary } from '../helpers/binary.js';
 import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+import { scratchDir } from '../helpers/scratch.js';
 import { makeCharDevice, mountTinyFs, reportSkipped } from '../helpers/tiny-fs.js';
 // @ts-expect-error plain JS generator shared with the benchmark
 import { writeExport } from '../../fixtures/lms/generate.mjs';
@@ -265,7 +266,13 @@ describe('a file size limit (ulimit -f)', () => {
             '--rejects',
             'rejects.csv',
           ],
-          { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+          {
+            cwd: dir,
+            stdio: ['ignore', 'ignore', 'pipe'],
+            // A compile cache of its own, empty (the most there is to write under the limit), so
+            // that the cut-short cache files it may write never reach the shared one.
+            env: { ...process.env, NO_COLOR: '1', NODE_COMPILE_CACHE: scratchDir('leadctl-compile-cache-') },
+          },
         );
         let stderr = '';
         child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));

@@ -278,9 +278,23 @@ describe('leads export stopped by a signal (built binary against a slow sandbox)
         },
         env.dir,
       );
-      // Once the partial file holds leads: it is being written.
-      const partial = () => readdirSync(env.dir).find((n) => n.startsWith('day.csv') && n.endsWith('.partial'));
-      while (!(partial() && statSync(join(env.dir, partial()!)).size > 40)) await sleep(20);
+      // Once the partial file holds leads: it is being written (20 leads at 150 ms: a window of ~3 s).
+      let ended = false;
+      void run.exited.then(() => (ended = true));
+      const writing = () => {
+        const partial = readdirSync(env.dir).find((n) => n.startsWith('day.csv') && n.endsWith('.partial'));
+        try {
+          return partial !== undefined && statSync(join(env.dir, partial)).size > 40;
+        } catch {
+          return false; // renamed between the two looks
+        }
+      };
+      for (const deadline = Date.now() + 30_000; !writing(); await sleep(20)) {
+        if (ended || Date.now() > deadline)
+          throw new Error(
+            `the export ${ended ? 'ended' : 'went on'} before its file was seen being written:\n${run.output().stderr}`,
+          );
+      }
       run.kill('SIGINT');
       const end = await run.exited;
       expect(end.code, run.output().stderr).toBe(130);
