@@ -1,6 +1,7 @@
 import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import { environmentError, ExitCode, LeadctlError, UsageError } from '../errors.js';
 import { Redactor, redactError } from '../redact.js';
+import { maskPersonalNumbers } from '../output/mask.js';
 import type { Bind, Register } from './command.js';
 import { packageVersion } from '../version.js';
 import { createContext } from './context.js';
@@ -130,6 +131,25 @@ function explicitOutput(argv: string[]): string | undefined {
   return found;
 }
 
+/**
+ * Commander's message without the words of the command line it quotes that may be a secret or
+ * personal data given in the wrong place (`auth login --client-secret-stdin S3CR3T`, `dry-run
+ * 123-45-6789`): extra arguments are counted, not shown; an unknown `--flag=value` loses its value;
+ * an unknown command is named only when it looks like one; numbers left are masked.
+ */
+export function withoutQuotedInput(code: string, message: string): string {
+  let text = message;
+  if (code === 'commander.excessArguments')
+    text = text.replace(/ but got (\d+): [\s\S]*\.$/, ' but got $1 (not repeated here: one may be a secret)');
+  else if (code === 'commander.unknownOption')
+    text = text.replace(/^(error: unknown option '-[^'=]*)=[\s\S]*?'(\n\(Did you mean .*\))?$/, "$1=…'$2");
+  else if (code === 'commander.unknownCommand')
+    text = text.replace(/unknown command '([^']*)'/, (whole, name: string) =>
+      /^[a-z][a-z0-9-]{0,39}$/i.test(name) ? whole : 'unknown command (not repeated here: it may be a secret)',
+    );
+  return maskPersonalNumbers(text);
+}
+
 /** Commander's message in leadctl's style: no `error:` prefix, one line, "(did you mean …?)". */
 export function usageMessage(message: string): string {
   return message
@@ -163,7 +183,9 @@ function renderError(
     const helpShown = err.code === 'commander.help';
     // Commander quotes what it did not understand, which may be a secret given as a flag.
     const message = redactor.text(
-      helpShown ? `${commandPath(failing ?? undefined)} needs a command` : usageMessage(err.message),
+      helpShown
+        ? `${commandPath(failing ?? undefined)} needs a command`
+        : usageMessage(withoutQuotedInput(err.code, err.message)),
     );
     const hint = commanderHint(err, failing);
     report(

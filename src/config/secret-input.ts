@@ -31,6 +31,11 @@ export async function secretFromStdin(io: Pick<IO, 'stdin'>, flag: string, hint?
   return secret;
 }
 
+/** `secret.txt`, `./key`, `/etc/leadctl/secret`, `~/x`: a name with a dot or a slash and only path characters. */
+function looksLikePath(file: string): boolean {
+  return /^[\w./~ -]+$/.test(file) && /[./]/.test(file);
+}
+
 /** `what` names the secret in messages ("client secret", "api key"). */
 export async function secretFromFile(
   io: Pick<IO, 'cwd'>,
@@ -53,9 +58,17 @@ export async function secretFromFile(
     text = bytes.toString('utf8');
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new UsageError(
-      `cannot read the ${what} file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-    );
+    const code = (error as NodeJS.ErrnoException).code;
+    // A missing "file" that does not look like a path is often the secret itself, typed where its
+    // file's name goes: not repeated on a terminal, in a log, or in a cron mail.
+    if (code === 'ENOENT' && !looksLikePath(file))
+      throw new UsageError(
+        `the ${what} file given does not exist (its name is not repeated here: it may be the ${what} itself)`,
+        {
+          hint: `give the path of a file holding the ${what}, or the ${what} itself on standard input`,
+        },
+      );
+    throw new UsageError(`cannot read the ${what} file ${path}: ${code ?? (error as Error).message}`);
   }
   const secret = firstLine(text);
   if (!secret) throw new UsageError(`the ${what} file ${path} is empty`);

@@ -7,7 +7,7 @@ import { isRowProblem } from '../ingest/lists/cells.js';
 import { headerMatcher, LIST_VALUE_KINDS, listCellProblem, normaliserFor } from '../ingest/lists/normalise.js';
 import { openListReader, type ListFileFormat } from '../ingest/lists/reader.js';
 import { openInput } from '../ingest/sources.js';
-import { maskAllButLast, maskSsn } from '../output/mask.js';
+import { maskLongNumbers, maskSsn } from '../output/mask.js';
 import { count } from '../output/words.js';
 import { validateListItem } from '../schema/list-items.js';
 import { didYouMean } from '../suggest.js';
@@ -384,19 +384,6 @@ const SHORT_VALUE = 60;
 
 function shortValue(value: string): string {
   return quoteValue(value, { max: SHORT_VALUE, quotes: false });
-}
-
-const NUMBER_RUN = /\d(?:[\d .-]*\d)?/g;
-const LONG_NUMBER_DIGITS = 8;
-
-/**
- * A whole row quoted in a report may hold an SSN or an account number in a column other than
- * the list's: runs of eight or more digits show their last four only.
- */
-export function maskLongNumbers(text: string): string {
-  return text.replace(NUMBER_RUN, (run) =>
-    run.replace(/\D/g, '').length >= LONG_NUMBER_DIGITS ? maskAllButLast(run) : run,
-  );
 }
 
 function abortReason(signal: AbortSignal): Error {

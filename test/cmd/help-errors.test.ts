@@ -185,3 +185,36 @@ describe('did you mean, for values', () => {
     expect(io.stderrText()).toContain('Error: unknown list type "phnoe" (did you mean phone?)');
   });
 });
+
+describe('usage errors never repeat what may be a secret or personal data given in the wrong place', () => {
+  const SECRET = 'S3cr3t-CANARY-x9Qz+/=&Zq';
+  it.each([
+    [['auth', 'login', '--client-id', 'X', '--client-secret-stdin', SECRET], /got 1 \(not repeated here/],
+    [['auth', 'token', SECRET], /got 1 \(not repeated here/],
+    // The shape of a credential is redacted too, whatever else is done.
+    [['auth', 'login', `--client-secret=${SECRET}`], /unknown option '--client-secret=(…|\[REDACTED\])'/],
+    [['auth', 'login', `--client-secert=${SECRET}`], /unknown option '--client-secert=…'/],
+    [['legacy', 'post', `--apikey=${SECRET}`, 'lead.json'], /unknown option '--apikey=…'/],
+    [[SECRET], /unknown command \(not repeated here/],
+    [['dry-run', '--ssm=219-45-7781'], /unknown option '--ssm=…'/],
+    [['dry-run', '219-45-7781'], /got 1 \(not repeated here/],
+  ])('%j', async (argv, says) => {
+    for (const format of ['table', 'json']) {
+      const io = memoryIO({ tty: false });
+      expect(await main(['-o', format, ...argv], io)).toBe(2);
+      const all = io.stdoutText() + io.stderrText();
+      expect(all).toMatch(says);
+      for (const part of ['CANARY', 'x9Qz', '&Zq', '219-45', '7781']) expect(all, part).not.toContain(part);
+    }
+  });
+
+  it('still names a mistyped command or flag, and masks a number quoted in an invalid value', async () => {
+    const io = memoryIO({ tty: false });
+    expect(await main(['-o', 'table', 'lists', 'ls', '--pgae', '2'], io)).toBe(2);
+    expect(io.stderrText()).toContain("unknown option '--pgae' (did you mean --page?)");
+    const ssn = memoryIO({ tty: false });
+    expect(await main(['-o', 'table', 'lists', 'ls', '--page', '219457781x'], ssn)).toBe(2);
+    expect(ssn.stderrText()).toContain('--page');
+    expect(ssn.stderrText()).not.toContain('219457781');
+  });
+});

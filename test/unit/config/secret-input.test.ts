@@ -51,6 +51,22 @@ describe('secrets from a file or standard input', () => {
     expect(err.message).toBe('the api key file /dev/zero holds more than 64 KiB; a secret file holds at most 64 KiB');
   });
 
+  it('a missing file named like a secret is not named back; a missing path is', async () => {
+    const typed = await secretFromFile({ cwd: dir }, 'S3cr3t-CANARY-x9Qz+/=&Zq', 'client secret', () => {}).catch(
+      (e: unknown) => e as UsageError,
+    );
+    expect(typed).toBeInstanceOf(UsageError);
+    expect(String((typed as UsageError).message)).toBe(
+      'the client secret file given does not exist (its name is not repeated here: it may be the client secret itself)',
+    );
+    const path = await secretFromFile({ cwd: dir }, 'secrets/client.txt', 'client secret', () => {}).catch(
+      (e: unknown) => e as UsageError,
+    );
+    expect((path as UsageError).message).toBe(
+      `cannot read the client secret file ${join(dir, 'secrets/client.txt')}: ENOENT`,
+    );
+  });
+
   it('refuses more than 64 KiB on standard input', async () => {
     const stdin = Readable.from([Buffer.alloc(40 * 1024, 0x61), Buffer.alloc(40 * 1024, 0x61)]);
     const err = await refusal(() => secretFromStdin({ stdin }, '--client-secret-stdin'));

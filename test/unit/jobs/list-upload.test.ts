@@ -10,12 +10,12 @@ import { CollectedValues } from '../../../src/jobs/list-body.js';
 import {
   checkListName,
   checkListType,
-  maskLongNumbers,
   runListUpload,
   serviceProblems,
   type ListUploadEvent,
   type ListUploadOptions,
 } from '../../../src/jobs/list-upload.js';
+import { maskLongNumbers } from '../../../src/output/mask.js';
 import { describeCsvFrom, describeRead, readAs } from '../../../src/cli/views/list-report.js';
 import type { List, ListType, ListWrite } from '../../../src/schema/lists.js';
 
