@@ -56,7 +56,12 @@ const PROXY_PROTOCOLS = new Set(['http:', 'https:', 'socks5:', 'socks:']);
 
 /** A proxy value as messages may show it: credentials in it masked. */
 function shownValue(value: string): string {
-  return value.replace(/\/\/[^@/]*@/, '//***@');
+  // Everything up to the last @ is user information (a password may hold a / or a space, and
+  // the scheme is optional): masked whole, with the scheme kept.
+  const at = value.lastIndexOf('@');
+  if (at < 0) return value;
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value)?.[0] ?? '';
+  return `${scheme}***${value.slice(at)}`;
 }
 
 /**
@@ -84,10 +89,19 @@ export function parseProxy(value: string, variable: string): ProxyInUse {
     url: url.href,
     shown: `${url.protocol}//${url.host}`,
     variable,
-    password: url.password ? decodeURIComponent(url.password) : undefined,
+    password: url.password ? decodedUserinfo(url.password) : undefined,
     host: url.hostname.replace(/^\[|\]$/g, ''),
     port: url.port ? Number(url.port) : defaultPort,
   };
+}
+
+/** A user name or password as URL-encoded in a proxy URL; a stray `%` (not an escape) is taken as it is. */
+export function decodedUserinfo(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return encoded;
+  }
 }
 
 /**

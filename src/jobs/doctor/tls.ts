@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import * as tls from 'node:tls';
-import type { ProxyInUse } from '../../api/dispatcher.js';
+import { decodedUserinfo, type ProxyInUse } from '../../api/dispatcher.js';
 import { ExitCode } from '../../errors.js';
 import { type CheckResult, duration, errorCode, fail, ok, skip, warn } from './check.js';
 import { type Route, showProxy } from './network.js';
@@ -17,7 +17,7 @@ function tunnel(proxy: ProxyInUse, host: string, port: number, timeoutMs: number
   const auth =
     url.username || url.password
       ? {
-          'proxy-authorization': `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`,
+          'proxy-authorization': `Basic ${Buffer.from(`${decodedUserinfo(url.username)}:${decodedUserinfo(url.password)}`).toString('base64')}`,
         }
       : {};
   const target = `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;

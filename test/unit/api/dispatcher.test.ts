@@ -91,6 +91,20 @@ describe('parseProxy', () => {
     expect(error.hint).toMatch(/^set HTTPS_PROXY to the proxy's address/);
   });
 
+  it('masks the whole user part however the password is written: a / or space in it, no scheme, a stray %', () => {
+    for (const [value, shown] of [
+      ['u:PxPass-CANARY-77@127.0.0.1:99999', '***@127.0.0.1:99999'],
+      ['http://u:Px/Pass-CANARY-77@127.0.0.1:3128/x', 'http://***@127.0.0.1:3128/x'],
+      ['http://u:Px Pass-CANARY-77@proxy.example/x', 'http://***@proxy.example/x'],
+    ]) {
+      const error = thrown(() => parseProxy(value!, 'HTTPS_PROXY'));
+      expect(error.message).toBe(`the proxy "${shown}" (from HTTPS_PROXY) is not a valid proxy URL`);
+      expect(error.message).not.toContain('CANARY');
+    }
+    // Not an escape: taken as written, not a crash (exit 1).
+    expect(parseProxy('http://u:50%zz@proxy.example:3128', 'HTTPS_PROXY').password).toBe('50%zz');
+  });
+
   it('a scheme that is not a proxy scheme is named', () => {
     expect(thrown(() => parseProxy('ftp://proxy.example', 'HTTP_PROXY')).message).toMatch(
       /is not a valid proxy URL: ftp is not a proxy scheme$/,
