@@ -4,6 +4,7 @@ import type { CommandContext } from './context.js';
 import { addRunFileOptions, type RunFiles } from './run-files.js';
 import { ExitCode, formatLocation, UsageError } from '../errors.js';
 import { abortOnSignal } from '../io/io.js';
+import { maskLongNumbers } from '../io/mask.js';
 
 /** Unchecked rows named on stderr; the results hold every one. */
 const SHOWN_PROBLEMS = 20;
@@ -124,7 +125,10 @@ async function bulk(
         ...file.header.map((h, i) => ({
           key: h,
           value: (r: import('../jobs/dry-run-bulk.js').DryRunRowResult) => r.cells[i] ?? '',
-          ...(h === file.ssnColumn ? { mask: 'ssn' as const } : {}),
+          // On a table, the other columns' long numbers (a second SSN column, an account number) too.
+          ...(h === file.ssnColumn
+            ? { mask: 'ssn' as const }
+            : { format: (v: unknown) => maskLongNumbers(String(v ?? '')) }),
         })),
         { key: job.PASS_COLUMN },
         { key: job.REASON_COLUMN },

@@ -1,7 +1,7 @@
 import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import { environmentError, ExitCode, LeadctlError, UsageError } from '../errors.js';
 import { Redactor, redactError } from '../redact.js';
-import { maskPersonalNumbers } from '../output/mask.js';
+import { maskPersonalNumbers } from '../io/mask.js';
 import type { Bind, Register } from './command.js';
 import { packageVersion } from '../version.js';
 import { createContext } from './context.js';

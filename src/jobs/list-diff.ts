@@ -1,5 +1,5 @@
 import type { ListValueKind } from '../ingest/lists/normalise.js';
-import { maskAllButLast } from '../output/mask.js';
+import { maskAllButLast } from '../io/mask.js';
 import type { DeltaRecord } from './delta/record.js';
 import type { CollectedValues } from './list-body.js';
 

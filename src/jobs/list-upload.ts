@@ -7,7 +7,7 @@ import { isRowProblem } from '../ingest/lists/cells.js';
 import { headerMatcher, LIST_VALUE_KINDS, listCellProblem, normaliserFor } from '../ingest/lists/normalise.js';
 import { openListReader, type ListFileFormat } from '../ingest/lists/reader.js';
 import { openInput } from '../ingest/sources.js';
-import { maskLongNumbers, maskSsn } from '../output/mask.js';
+import { maskLongNumbers, maskSsn } from '../io/mask.js';
 import { count } from '../output/words.js';
 import { validateListItem } from '../schema/list-items.js';
 import { didYouMean } from '../suggest.js';

@@ -13,7 +13,7 @@ import type {
 } from '../output/run-report.js';
 import type { DryRunBulkSummary } from './dry-run-bulk.js';
 import type { ListUploadResult } from './list-upload.js';
-import { maskLongNumbers } from '../output/mask.js';
+import { maskLongNumbers } from '../io/mask.js';
 import { reasonKind, type RejectReason } from './push/rejects.js';
 import { statusWords, type LevelSummary, type PushSummary } from './push/summary.js';
 import type { RunRecorder } from './run-record.js';

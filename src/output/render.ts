@@ -6,7 +6,7 @@
 import { printable } from '../io/printable.js';
 import type { OutputFormat } from '../io/output-format.js';
 import type { OutputStream } from '../io/io.js';
-import { maskAccount, maskSsn } from './mask.js';
+import { maskAccount, maskSsn } from '../io/mask.js';
 import { formatTime, isIsoInstant, type TimeSettings } from './time.js';
 
 export interface Column<T = any> {

@@ -203,6 +203,14 @@ describe('dry-run (built binary against the sandbox)', () => {
     const noColumn = await env.run(['dry-run', '--file', '-'], { input: 'name,phone\nA,2145550123\n' });
     expect(noColumn.code).toBe(2);
     expect(noColumn.stderr).toContain('stdin, row 1: has no ssn or email column; its columns are: name, phone');
+
+    // On a table, the other columns' long numbers are masked too (an account number, a second SSN).
+    const table = await env.run(['dry-run', '--file', '-', '--ssn-column', 'Tax Number', '-o', 'table'], {
+      input: 'Who,Tax Number,account,old ssn\nA,212-45-6789,000123456789,234-56-7891\n',
+    });
+    expect(table.stdout).toMatch(/\*{8}6789/);
+    expect(table.stdout).toContain('***-**-7891');
+    for (const clear of ['212-45', '0001234', '234-56']) expect(table.stdout, clear).not.toContain(clear);
   });
 
   it('honours a lookback in days as time passes', async () => {

@@ -1,4 +1,4 @@
-import { maskAllButLast } from '../../output/mask.js';
+import { maskAllButLast } from '../../io/mask.js';
 import type { LegacyResponse } from '../../schema/index.js';
 import { knownPriceRejectError, outcomeOf, type LegacyOutcome } from '../../jobs/legacy-post.js';
 import { offerRecords, offerRows, type OfferRecord, type OfferRow } from '../../output/offers.js';

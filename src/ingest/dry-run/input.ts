@@ -1,4 +1,5 @@
 import { InputError, quoteValue, UsageError } from '../../errors.js';
+import { maskLongNumbers } from '../../io/mask.js';
 import { DryRunRequestSchema, formatZodIssues, type DryRunRequest, type LookbackWindow } from '../../schema/index.js';
 import type { IO } from '../../io/io.js';
 import { ssnProblem } from '../../schema/list-items.js';
@@ -115,7 +116,7 @@ function headerKey(h: string): string {
 
 /** The header's names for a message: each cut to a sensible length, the first 30 at most. */
 function columnList(header: readonly string[]): string {
-  const shown = header.slice(0, 30).map((h) => quoteValue(h, { quotes: false }));
+  const shown = header.slice(0, 30).map((h) => quoteValue(maskLongNumbers(h), { quotes: false }));
   return shown.join(', ') + (header.length > shown.length ? `, … (${header.length} columns)` : '');
 }
 

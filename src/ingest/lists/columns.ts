@@ -1,4 +1,5 @@
 import { quoteValue, UsageError } from '../../errors.js';
+import { maskLongNumbers } from '../../io/mask.js';
 
 /** How the caller wants the value column found. */
 export interface ColumnRequest {
@@ -33,7 +34,7 @@ export function chooseColumn(first: string[], request: ColumnRequest, file: stri
   const names = () =>
     first
       .slice(0, 30)
-      .map((c, i) => `${i + 1}: ${c.trim() === '' ? '(blank)' : quoteValue(c.trim())}`)
+      .map((c, i) => `${i + 1}: ${c.trim() === '' ? '(blank)' : quoteValue(maskLongNumbers(c.trim()))}`)
       .join(', ') + (width > 30 ? `, … (${width} columns)` : '');
   const looksLikeHeader = (cell: string) => {
     if (request.headerMatches(headerLabel(cell))) return true;
@@ -51,7 +52,7 @@ export function chooseColumn(first: string[], request: ColumnRequest, file: stri
         );
       }
       const header = request.header ?? looksLikeHeader(first[index]!);
-      return { header, index, ...(header ? { name: first[index]!.trim() } : {}), width };
+      return { header, index, ...(header ? { name: maskLongNumbers(first[index]!.trim()) } : {}), width };
     }
     if (request.header === false) {
       throw new UsageError(
@@ -62,12 +63,12 @@ export function chooseColumn(first: string[], request: ColumnRequest, file: stri
     if (index < 0) index = first.findIndex((c) => headerLabel(c) === headerLabel(wanted) && headerLabel(c) !== '');
     if (index < 0)
       throw new UsageError(`${file}: no column named "${wanted}" in the header on row ${row} (columns are ${names()})`);
-    return { header: true, index, name: first[index]!.trim(), width };
+    return { header: true, index, name: maskLongNumbers(first[index]!.trim()), width };
   }
 
   if (width === 1) {
     const header = request.header ?? looksLikeHeader(first[0]!);
-    return { header, index: 0, ...(header ? { name: first[0]!.trim() } : {}), width };
+    return { header, index: 0, ...(header ? { name: maskLongNumbers(first[0]!.trim()) } : {}), width };
   }
 
   // Several columns and no --column: only a header naming the type can say which one.
@@ -79,9 +80,10 @@ export function chooseColumn(first: string[], request: ColumnRequest, file: stri
     const matches = first
       .map((c, i) => (request.headerMatches(headerLabel(c)) === tier ? i : -1))
       .filter((i) => i >= 0);
-    if (matches.length === 1) return { header: true, index: matches[0]!, name: first[matches[0]!]!.trim(), width };
+    if (matches.length === 1)
+      return { header: true, index: matches[0]!, name: maskLongNumbers(first[matches[0]!]!.trim()), width };
     if (matches.length > 1) {
-      const which = matches.map((i) => `${i + 1}: ${quoteValue(first[i]!.trim())}`).join(', ');
+      const which = matches.map((i) => `${i + 1}: ${quoteValue(maskLongNumbers(first[i]!.trim()))}`).join(', ');
       throw new UsageError(`${file}: several columns could hold the values (${which}); ${hint}`);
     }
   }

@@ -1,4 +1,5 @@
 import { quoteValue } from '../../errors.js';
+import { maskLongNumbers } from '../../io/mask.js';
 import { checkFormat, compileDateParser, compileDateTimeParser, ISO_FORMAT, resolveZone } from './datetime.js';
 import { LEVEL_FIELDS, LEVELS, PAYMENT_JOIN_KEYS, type FieldKind, type Level } from './fields.js';
 import { enumMatcher, looseKey } from './values.js';
@@ -170,8 +171,10 @@ export function starterMapping(files: readonly SampledFile[], timeZone?: string)
   const missingRequired = REQUIRED.filter((name) => !mapped(name));
   if (!mapped('loan.lead_id') && !mapped('loan.management_system_id'))
     missingRequired.push('loan.lead_id or loan.management_system_id (a {"const": …} will do)');
-  if (unmatched.length) mapping.unmatched_columns = unmatched;
-  return { mapping, unmatched, missingRequired, codesToFill, notes };
+  // A file without a header has data for names: an SSN must not end up in a mapping file, or on screen.
+  const shown = unmatched.map(maskLongNumbers);
+  if (shown.length) mapping.unmatched_columns = shown;
+  return { mapping, unmatched: shown, missingRequired, codesToFill, notes };
 }
 
 function isJoinKey(t: Target): boolean {

@@ -1,4 +1,5 @@
 import { InputError, quoteValue } from '../../errors.js';
+import { maskLongNumbers } from '../../io/mask.js';
 import { describeChars, peekText, type InputSource } from '../sources.js';
 
 /**
@@ -367,7 +368,7 @@ export class TableReader {
       { file: this.options.file, row: this.row + 1, column: column + 1 },
       {
         hint: excerpt
-          ? `the value begins ${JSON.stringify(excerpt.length >= 40 ? excerpt + '…' : excerpt)}`
+          ? `the value begins ${JSON.stringify(maskLongNumbers(excerpt.length >= 40 ? excerpt + '…' : excerpt))}`
           : undefined,
       },
     );

@@ -15,7 +15,7 @@ import {
   type ListUploadEvent,
   type ListUploadOptions,
 } from '../../../src/jobs/list-upload.js';
-import { maskLongNumbers } from '../../../src/output/mask.js';
+import { maskLongNumbers } from '../../../src/io/mask.js';
 import { describeCsvFrom, describeRead, readAs } from '../../../src/cli/views/list-report.js';
 import type { List, ListType, ListWrite } from '../../../src/schema/lists.js';
 

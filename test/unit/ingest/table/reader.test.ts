@@ -273,6 +273,11 @@ describe('refusals name row, column and the value', () => {
     expect(err.location).toEqual({ file: 'x.csv', row: 2, column: 2 });
   });
 
+  it('the start of the value it quotes shows an SSN or account number by its last four only', () => {
+    const err = failure(() => read(['"123-45-6789,Maria 000123456789\n']));
+    expect(err.hint).toBe('the value begins "\\"***-**-6789,Maria ********6789"');
+  });
+
   it('text after a closing quote, and a long value cut at 40 characters', () => {
     const long = 'y'.repeat(60);
     const err = failure(() => read([`h\n"${long}"z\n`]));

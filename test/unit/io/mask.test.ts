@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maskAccount, maskAllButLast, maskSsn } from '../../../src/output/mask.js';
+import { maskAccount, maskAllButLast, maskSsn } from '../../../src/io/mask.js';
 
 describe('masking', () => {
   it('shows only the last four of an SSN, keeping separators', () => {
