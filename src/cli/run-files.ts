@@ -91,6 +91,11 @@ export class RunFiles {
    * Writes the files and returns the exit code: the run's, or 2 when the run succeeded but a
    * file could not be written (the operator relies on it).
    */
+  /** Writes nothing (the files belong to another run). */
+  skip(): void {
+    this.unwatch();
+  }
+
   async finish(exitCode: number, error?: RunFacts['error']): Promise<number> {
     this.unwatch();
     const [facts, { writeReport, writeMetrics }, { packageVersion }] = await Promise.all([
@@ -174,6 +179,11 @@ export async function withRunFiles(
     code = (await body(files)) ?? 0;
   } catch (err) {
     const exitCode = err instanceof LeadctlError ? err.exitCode : ExitCode.UNEXPECTED;
+    // Another run of the same push holds the lock: the report and metrics files are that run's.
+    if (exitCode === ExitCode.LOCKED) {
+      files.skip();
+      throw err;
+    }
     const error =
       err instanceof LeadctlError
         ? { message: err.message, ...(err.hint ? { hint: err.hint } : {}) }

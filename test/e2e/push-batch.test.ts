@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -214,12 +214,32 @@ describe('customers batch against the sandbox', () => {
       const lockFile = join(env.LEADCTL_STATE_DIR!, 'locks', 'default.lock');
       for (let i = 0; i < 600 && !existsSync(lockFile); i++) await sleep(50);
       expect(existsSync(lockFile)).toBe(true);
-      const second = await runBinary(['customers', 'batch', 'export.csv', '--mapping', MAPPING], {
-        env,
-        cwd: join(work, 'small'),
-      });
+      // Last night's rejects, report and metrics: the refused run does nothing, so it touches none of them.
+      const kept = mkdtempSync(join(work, 'kept-'));
+      const lastNight = 'source_file,row,customer_id,loan_id,payment_id,field,reason\nexport.csv,7,C7,,,ssn,bad\n';
+      writeFileSync(join(kept, 'rejects.csv'), lastNight);
+      writeFileSync(join(kept, 'run.prom'), 'leadctl_run_success 1\n');
+      const second = await runBinary(
+        [
+          'customers',
+          'batch',
+          'export.csv',
+          '--mapping',
+          MAPPING,
+          '--rejects',
+          join(kept, 'rejects.csv'),
+          '--metrics-file',
+          join(kept, 'run.prom'),
+          '--report',
+          join(kept, 'run.html'),
+        ],
+        { env, cwd: join(work, 'small') },
+      );
       expect(second.code).toBe(7);
       expect(errorLines(second.stderr)).toMatch(/another push is running for profile "default" \(process \d+/);
+      expect(readFileSync(join(kept, 'rejects.csv'), 'utf8')).toBe(lastNight);
+      expect(readFileSync(join(kept, 'run.prom'), 'utf8')).toBe('leadctl_run_success 1\n');
+      expect(readdirSync(kept).sort()).toEqual(['rejects.csv', 'run.prom']);
       first.kill('SIGTERM');
       const end = await first.exited;
       expect(end.code).toBe(143);

@@ -133,6 +133,7 @@ class BatchRun {
     const { request, env, io } = this;
     const dir = stateDir(io.env);
     let releaseSignals: (() => void) | undefined;
+    let keepRejects = true;
     try {
       this.mapping = withDelimiter(
         request.mappingPath ? await loadMapping(request.mappingPath, io.cwd) : IDENTITY_MAPPING,
@@ -217,6 +218,7 @@ class BatchRun {
       if (this.journal === undefined || err instanceof InputError || err instanceof UsageError) {
         // A streamed file found unreadable mid-way: what the service acknowledged before stays recorded.
         this.writeRecord();
+        keepRejects = this.account.requests.sent > 0;
         throw this.sentBefore(err);
       }
       this.stop.fail(err);
@@ -226,7 +228,8 @@ class BatchRun {
     } finally {
       this.stop.cutOff(new Error('the push ended'));
       releaseSignals?.();
-      this.account.rejects.close();
+      if (keepRejects) this.account.rejects.close();
+      else this.account.rejects.closeKeepingEarlier();
       this.journal?.close();
       this.delta?.close();
       this.staging?.close();

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { LeadctlError } from '../../errors.js';
 import { CsvFile, type CsvWriteOptions, rejectsFileFailure } from '../../ingest/table/writer.js';
 import type { Reject } from './validate.js';
@@ -158,6 +159,17 @@ export class RejectsWriter {
   close(): void {
     this.flush();
     if (!this.error) this.guard(() => this.file.close());
+  }
+
+  /**
+   * Closes the file of a run that ended in an error before it sent anything (another run holds
+   * the lock, a bad mapping, refused credentials): with no reject of its own, the file of an
+   * earlier run at that path stays as it was; with none there, the file is made (header only),
+   * as a cron script may rely on it.
+   */
+  closeKeepingEarlier(): void {
+    if (this.added === 0 && existsSync(this.file.path)) this.file.abort();
+    else this.close();
   }
 
   private guard(write: () => void): void {

@@ -93,6 +93,7 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
   const reading = new AbortController();
   let release: (() => void) | undefined;
   const inFlight = new Set<Promise<void>>();
+  let sentRequests = 0;
   try {
     // Taken before reading, so that a signal at any point still ends with the summary (all not sent).
     release = io.onSignal((signal) => {
@@ -133,7 +134,6 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
     env.onEvent({ type: 'staged', rows: rowsRead, seconds: (performance.now() - startedMs) / 1000 });
 
     let retries = 0;
-    let sentRequests = 0;
     let notSent = 0;
     let done = 0;
     let total = 0;
@@ -329,6 +329,10 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
         : {}),
     });
     return { summary, exitCode: summary.exit_code };
+  } catch (err) {
+    // Ended by an error before anything was sent: an earlier run's rejects file stays as it was.
+    if (sentRequests === 0) rejects.closeKeepingEarlier();
+    throw err;
   } finally {
     abort.abort(new Error('the push ended'));
     release?.();
