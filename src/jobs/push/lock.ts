@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ExitCode, LockedError } from '../../errors.js';
 import { stateDirError } from '../../config/state-dir.js';
-import { isProcessAlive } from '../../io/process.js';
+import { bootMs, isProcessAlive, processStartMs } from '../../io/process.js';
 import { takeOverStaleLock } from '../../io/takeover.js';
 
 /**
@@ -121,11 +121,21 @@ function readOwner(path: string): LockOwner | 'unreadable' | 'gone' {
   }
 }
 
+/** Rounding of boot and start times (uptime's, the clock ticks'), and a clock set a little. */
+const START_SLACK_MS = 10_000;
+
 function isDead(owner: LockOwner): boolean {
   // A process on another machine (a shared state folder) cannot be checked: it is assumed alive.
   if (owner.host !== hostname()) return false;
   if (owner.pid === process.pid) return false;
-  return !isProcessAlive(owner.pid);
+  if (!isProcessAlive(owner.pid)) return true;
+  // The pid runs, but is it the owner's? After a reboot (a lock from before it) or once the pid
+  // is reused, another process holds it, and the lock would stop every night's run for good.
+  const started = Date.parse(owner.started);
+  if (!Number.isFinite(started)) return false;
+  if (started < bootMs() - START_SLACK_MS) return true;
+  const pidStarted = processStartMs(owner.pid);
+  return pidStarted !== undefined && pidStarted > started + START_SLACK_MS;
 }
 
 function isOld(path: string): boolean {

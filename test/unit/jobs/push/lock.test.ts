@@ -1,6 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { hostname, tmpdir, uptime } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PushLock, PushLockedError, removeStale, type LockOwner } from '../../../../src/jobs/push/lock.js';
@@ -95,6 +95,35 @@ describe('taking the lock', () => {
     expect(JSON.parse(readFileSync(path, 'utf8')).pid).toBe(process.pid);
     expect(existsSync(`${path}.takeover`)).toBe(false);
     lock.release();
+  });
+
+  it.runIf(existsSync('/proc/1/stat'))(
+    'a lock whose pid now belongs to another process (from before a reboot, or a pid reused) is taken over',
+    () => {
+      // pid 1 runs, but it started at boot, long after a lock from before the boot; a process
+      // started now runs under a pid that a lock written an hour ago names.
+      const newer = spawn('sleep', ['60'], { stdio: 'ignore' });
+      for (const [pid, started] of [
+        [1, new Date(Date.now() - uptime() * 1000 - 3_600_000)],
+        [newer.pid!, new Date(Date.now() - 3_600_000)],
+      ] as const) {
+        const dir = fresh();
+        const path = lockFile(dir);
+        writeFileSync(path, JSON.stringify({ pid, host: hostname(), started: started.toISOString(), command: 'x' }));
+        const lock = PushLock.acquire(dir, 'default', 'customers batch', now);
+        expect(JSON.parse(readFileSync(path, 'utf8')).started).toBe(now.toISOString());
+        lock.release();
+      }
+      newer.kill();
+    },
+  );
+
+  it('a lock of a live process started before it is respected', () => {
+    const dir = fresh();
+    const path = lockFile(dir);
+    const started = new Date(Date.now() - process.uptime() * 1000 + 60_000).toISOString();
+    writeFileSync(path, JSON.stringify({ pid: 1, host: hostname(), started, command: 'x' }));
+    expect(thrown(() => PushLock.acquire(dir, 'default', 'customers batch', now))).toBeInstanceOf(PushLockedError);
   });
 
   it.each([
