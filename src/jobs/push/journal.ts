@@ -172,16 +172,19 @@ export class Journal {
             `the interrupted push was cut with --chunk-size ${a.maxCustomers} --max-bytes ${a.maxBytes}; resume with the same values (this run asked for ${b.maxCustomers} and ${b.maxBytes})`,
           );
         }
-        // A push that completed has nothing to resume: a later run the other way (the weekly --full
-        // after a nightly --changed-only of the same bytes) starts afresh rather than failing.
+        // Run the other way (a weekday's --changed-only after Sunday's --full of the same bytes), the
+        // push cannot continue that one, which chose other customers: it starts afresh, the way it
+        // was asked (upserts are safe to repeat, and --changed-only asks the record, which holds
+        // what the interrupted run had acknowledged). Refusing stopped every retry of the cron job.
         const sameDelta = (a.delta ?? 'none') === (b.delta ?? 'none');
-        if (!sameDelta && journal.complete) return Journal.fresh(path, header, now);
         if (!sameDelta) {
           const say = (d: string | undefined) =>
             d === undefined ? 'without --changed-only or --full' : d === 'full' ? 'with --full' : `with --${d}`;
-          throw new UsageError(
-            `the interrupted push ran ${say(a.delta)}; resume it the same way (this run asked ${say(b.delta)})`,
-          );
+          if (!journal.complete)
+            warn(
+              `Note: the interrupted push of these inputs ran ${say(a.delta)} and this one ${say(b.delta)}: it starts afresh, as asked, rather than resuming that one`,
+            );
+          return Journal.fresh(path, header, now);
         }
         journal.fd = openSync(path, APPEND);
         // A line torn by a crash must not swallow the first acknowledgement appended after it.

@@ -432,10 +432,7 @@ describe('customers batch --changed-only', () => {
     expect(down.summary.customers.accepted).toBe(50);
     expect(down.summary.customers.unchanged + down.summary.customers.not_sent).toBe(250);
 
-    // A resume must choose customers the same way.
-    await expect(push(env, file, { chunkSize: 25, resume: true, delta: 'full' })).rejects.toThrow(
-      /resume it the same way/,
-    );
+    // Resumed the same way, it sends only what was not acknowledged, choosing customers as before.
     const rest = await push(env, file, { chunkSize: 25, resume: true });
     expect(rest.summary.resumed).toBe(true);
     expect(rest.summary.requests).toMatchObject({ total: 6, acknowledged_before: 2, sent: 4 });

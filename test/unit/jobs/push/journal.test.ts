@@ -173,19 +173,19 @@ describe('resuming', () => {
     expect(bytes.message).toContain('(this run asked for 1000 and 9)');
   });
 
-  it('needs the same --changed-only or --full as the interrupted run, and says which', () => {
+  it('resumes only with the same --changed-only or --full as the interrupted run; asked otherwise, starts afresh and says why', () => {
     const dir = fresh();
     interrupted(dir, 'r3');
-    expect(thrown(() => Journal.open(dir, header('r3', { delta: 'full' }), true, now)).message).toBe(
-      'the interrupted push ran without --changed-only or --full; resume it the same way (this run asked with --full)',
-    );
+    const notes: string[] = [];
+    const other = Journal.open(dir, header('r3', { delta: 'full' }), true, now, (line) => notes.push(line));
+    expect(other.resumed).toBe(false);
+    expect(other.journal.acknowledged).toBe(0);
+    other.journal.close();
+    expect(notes).toEqual([
+      'Note: the interrupted push of these inputs ran without --changed-only or --full and this one with --full: it starts afresh, as asked, rather than resuming that one',
+    ]);
     const dir2 = fresh();
     interrupted(dir2, 'r4', { delta: 'changed-only' });
-    const err = thrown(() => Journal.open(dir2, header('r4'), true, now));
-    expect(err).toBeInstanceOf(UsageError);
-    expect(err.message).toBe(
-      'the interrupted push ran with --changed-only; resume it the same way (this run asked without --changed-only or --full)',
-    );
     // The same delta resumes.
     const { journal, resumed } = Journal.open(dir2, header('r4', { delta: 'changed-only' }), true, now);
     expect(resumed).toBe(true);
