@@ -14,6 +14,7 @@ import {
   ServiceError,
   ValidationError,
 } from '../errors.js';
+import { maskPersonalNumbers } from '../io/mask.js';
 import { printable } from '../io/printable.js';
 import { ANSWER_PROBLEM_WORDS, classifyStatus, type AnswerProblem } from './status.js';
 
@@ -60,11 +61,29 @@ export function serviceText(text: string, max: number = MAX_SERVICE_TEXT): strin
   return printable(text, max, false);
 }
 
+/**
+ * The service's prose (a message, a reason, an error page): as serviceText, and an SSN or account
+ * number it quotes back (a 422 naming the value it refused, a proxy's page echoing the request)
+ * shows its last four only. Identifiers the run matches on (a skip's customer id) use serviceText.
+ */
+export function serviceProse(text: string, max: number = MAX_SERVICE_TEXT): string {
+  return serviceText(maskPersonalNumbers(text), max);
+}
+
+/** Every string in a body, masked as serviceProse masks (numbers as JSON numbers are ids and amounts). */
+export function maskedBody(body: unknown): unknown {
+  if (typeof body === 'string') return maskPersonalNumbers(body);
+  if (Array.isArray(body)) return body.map(maskedBody);
+  if (body && typeof body === 'object')
+    return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, maskedBody(v)]));
+  return body;
+}
+
 /** The error body as the service wrote it, shortened and escaped, for bodies of unknown shape. */
 export function describeBody(body: unknown): string {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   if (!text) return '';
-  return serviceText(text, MAX_BODY_IN_MESSAGE);
+  return serviceProse(text, MAX_BODY_IN_MESSAGE);
 }
 
 /** An error's details carry the body as it came when it is small; a larger one, cut (and escaped) as a message quotes it. */
@@ -72,12 +91,12 @@ const MAX_BODY_IN_DETAILS = 4096;
 
 function boundedBody(body: unknown): unknown {
   const text = typeof body === 'string' ? body : (JSON.stringify(body) ?? '');
-  return text.length <= MAX_BODY_IN_DETAILS ? body : serviceText(text, MAX_BODY_IN_DETAILS);
+  return text.length <= MAX_BODY_IN_DETAILS ? maskedBody(body) : serviceProse(text, MAX_BODY_IN_DETAILS);
 }
 
 function messageOf(body: unknown): string | undefined {
   if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
-    return serviceText((body as { message: string }).message);
+    return serviceProse((body as { message: string }).message);
   }
   return undefined;
 }
@@ -90,11 +109,11 @@ export function fieldErrorsOf(body: unknown): Record<string, string[]> {
     for (const [field, reasons] of Object.entries(errors as Record<string, unknown>)) {
       // A key such as `list.3` (a list's row) is printable already: escaping leaves it as it is.
       const key = serviceText(field, MAX_FIELD_TEXT);
-      if (Array.isArray(reasons)) out[key] = reasons.map((r) => serviceText(String(r)));
-      else if (reasons !== undefined && reasons !== null) out[key] = [serviceText(String(reasons))];
+      if (Array.isArray(reasons)) out[key] = reasons.map((r) => serviceProse(String(r)));
+      else if (reasons !== undefined && reasons !== null) out[key] = [serviceProse(String(reasons))];
     }
   } else if (Array.isArray(errors)) {
-    out[''] = errors.map((r) => serviceText(String(r)));
+    out[''] = errors.map((r) => serviceProse(String(r)));
   }
   return out;
 }
@@ -266,7 +285,7 @@ const EXCERPT_CHARS = 120;
  * escaped (a page must not move the cursor or reorder the line), cut with `…`.
  */
 export function answerExcerpt(text: string, max: number = EXCERPT_CHARS): string {
-  return `"${printable(text, max)}"`;
+  return `"${printable(maskPersonalNumbers(text), max)}"`;
 }
 
 function bytesWords(n: number): string {

@@ -1,3 +1,4 @@
+import { maskedBody, serviceProse } from '../../api/errors.js';
 import { maskAllButLast } from '../../io/mask.js';
 import type { LegacyResponse } from '../../schema/index.js';
 import { knownPriceRejectError, outcomeOf, type LegacyOutcome } from '../../jobs/legacy-post.js';
@@ -27,7 +28,8 @@ export function legacyResultRecord(response: LegacyResponse, receivedAt: Date, l
     status: response.status,
     result: response.result ?? null,
     redirect_url: response.redirect_url ?? null,
-    errors,
+    // The service may quote the lead's SSN or account number back in a reason.
+    errors: errors === null ? null : (maskedBody(errors) as unknown[]),
   };
   if (errors?.some((e) => knownPriceRejectError(e)))
     record.hints = errors.map((e) => knownPriceRejectError(e)?.hint ?? null);
@@ -62,7 +64,7 @@ const WORDS: Record<LegacyOutcome, string> = {
   error: 'Refused by the service',
 };
 
-/** The answer as a person reads it; the service's errors are quoted verbatim. */
+/** The answer as a person reads it; the service's errors are quoted (escaped, personal numbers masked). */
 export function legacyResultText(response: LegacyResponse, options: HumanResultOptions): HumanResult {
   const outcome = outcomeOf(response);
   const lines: string[] = [];
@@ -75,7 +77,7 @@ export function legacyResultText(response: LegacyResponse, options: HumanResultO
   }
   if (outcome === 'accepted') lines.push(`  Redirect URL: ${response.redirect_url ?? '(none given)'}`);
   for (const error of response.errors ?? []) {
-    lines.push(`  - ${typeof error === 'string' ? error : JSON.stringify(error)}`);
+    lines.push(`  - ${serviceProse(typeof error === 'string' ? error : JSON.stringify(error))}`);
     const known = knownPriceRejectError(error);
     if (known) lines.push(`    Hint: ${known.hint}`);
   }

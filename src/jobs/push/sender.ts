@@ -1,5 +1,5 @@
 import { BATCH_ANSWER, type ApiClient } from '../../api/client.js';
-import { serviceText } from '../../api/errors.js';
+import { serviceProse, serviceText } from '../../api/errors.js';
 import { LeadctlError, PayloadTooLargeError, ValidationError } from '../../errors.js';
 import { BatchResponseSchema } from '../../schema/loan-performance.js';
 import { customersBody } from './chunker.js';
@@ -100,7 +100,7 @@ export class ChunkSender {
         const skipped = parsed.data.data.skipped.map((s) => ({
           path: serviceText(s.path),
           id: s.id === null ? null : serviceText(s.id),
-          errors: s.errors.map((e) => serviceText(e)),
+          errors: s.errors.map((e) => serviceProse(e)),
         }));
         // A skip of a customer the request did not have cannot be placed on any record sent: no
         // verdict of the answer is then taken for one (the service's words go to the rejects file).

@@ -107,6 +107,27 @@ describe('errorFromResponse: what each answer says', () => {
     expect(errorFromResponse(failed(418, { body: undefined })).message).toContain('HTTP 418: the request does not fit');
   });
 
+  it('an SSN or account number the service quotes back shows its last four, in the message, the field errors and details', () => {
+    const error = errorFromResponse(
+      failed(422, {
+        body: {
+          message: 'The bank account number 000123456789 is invalid.',
+          errors: { ssn: ['SSN 219-45-7781 is not valid'], payment_at: ['2024-01-05 is in the future'] },
+          echo: { ssn: '219457781', lead: 12345678901 },
+        },
+      }),
+    );
+    const all = JSON.stringify([error.message, error.details, error.http]);
+    for (const clear of ['000123456789', '219-45-7781', '219457781']) expect(all, clear).not.toContain(clear);
+    expect(error.message).toContain('********6789');
+    expect(JSON.stringify(error.details)).toContain('***-**-7781');
+    // Dates stay; numbers as JSON numbers are ids and amounts.
+    expect(JSON.stringify(error.details)).toContain('2024-01-05 is in the future');
+    expect(JSON.stringify(error.details)).toContain('12345678901');
+    const page = errorFromResponse(failed(502, { body: '<html>ssn=219457781&acct=000123456789</html>' }));
+    expect(page.message).not.toMatch(/219457781|000123456789/);
+  });
+
   it('gives the status, request and answer in details and in the typed context', () => {
     const error = errorFromResponse(failed(503, { attempts: 3 }));
     const context = { status: 503, method: 'POST', path: '/api/v1/x', attempts: 3, body: { message: 'Nope.' } };

@@ -160,3 +160,20 @@ describe('result rendering', () => {
     });
   });
 });
+
+describe('the service quoting a lead back', () => {
+  it('shows an SSN or account number in its errors by the last four, in the text and the record', () => {
+    const now = new Date('2026-11-20T10:00:00Z');
+    const answer = {
+      status: 'ERROR',
+      errors: ['ssn 219457781 is on a do-not-lend list', { field: 'bank_account_number', value: '000123456789' }],
+    };
+    const text = legacyResultText(answer as never, { receivedAt: now, now }).head;
+    const record = JSON.stringify(legacyResultRecord(answer as never, now));
+    for (const shown of [text, record]) {
+      expect(shown).not.toMatch(/219457781|000123456789/);
+      expect(shown).toContain('*****7781');
+      expect(shown).toContain('********6789');
+    }
+  });
+});
