@@ -92,9 +92,25 @@ export class CsvFile {
     path: string,
     cwd: string,
     private readonly header: readonly string[],
-    private readonly options: CsvWriteOptions & { what: string },
+    private readonly options: CsvWriteOptions & {
+      what: string;
+      /** A path leadctl chose (not the user): refused only when a row is to be written, with `hint`. */
+      checkWhenNeeded?: { hint: string };
+    },
   ) {
-    this.path = checkOutputPath(path, cwd, options.what);
+    if (!options.checkWhenNeeded) {
+      this.path = checkOutputPath(path, cwd, options.what);
+      return;
+    }
+    this.path = resolve(cwd, path);
+    try {
+      checkOutputPath(path, cwd, options.what);
+    } catch (err) {
+      this.failure =
+        err instanceof UsageError
+          ? new UsageError(err.message, { hint: options.checkWhenNeeded.hint, cause: err })
+          : err;
+    }
   }
 
   /** Data rows written so far. */

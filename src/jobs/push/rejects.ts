@@ -76,7 +76,15 @@ export class RejectsWriter {
     readonly explicit: boolean,
     options: CsvWriteOptions & { onFailure?: (error: LeadctlError) => void } = {},
   ) {
-    this.file = new CsvFile(path, cwd, REJECT_COLUMNS, { ...options, what: 'the rejects file' });
+    // The default file, in the working folder, is only checked once there is a reject to write:
+    // a clean push run from a folder it cannot write to (cron's) has nothing to write there.
+    this.file = new CsvFile(path, cwd, REJECT_COLUMNS, {
+      ...options,
+      what: 'the rejects file',
+      ...(explicit
+        ? {}
+        : { checkWhenNeeded: { hint: 'name a rejects file in a folder you can write to, with --rejects FILE' } }),
+    });
     this.onFailure = options.onFailure;
     if (explicit) this.file.open();
   }
