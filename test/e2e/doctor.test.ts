@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,6 +19,7 @@ import {
   type TinyService,
 } from '../helpers/doctor-servers.js';
 import { startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+import { reportSkipped } from '../helpers/tiny-fs.js';
 
 /** `leadctl doctor` through the built binary, as an operator runs it at 3 a.m. */
 
@@ -259,6 +261,56 @@ describe('leadctl doctor against a service that echoes what it is sent (built bi
       expect(r.stdout).toContain('[REDACTED]');
       for (const value of [secret, TOKEN])
         for (const form of forms(value)) expect(r.stdout + r.stderr, form).not.toContain(form);
+    }
+  });
+});
+
+describe('leadctl doctor run by the cron job’s user (built binary)', () => {
+  it('fails the state folder when a folder inside it belongs to another user (a run as root, once), as the push would', async () => {
+    const nobody = 65534;
+    const root = mkdtempSync(join(tmpdir(), 'leadctl-doctor-owner-'));
+    try {
+      const state = join(root, 'state');
+      mkdirSync(join(state, 'journals'), { recursive: true, mode: 0o700 });
+      mkdirSync(join(state, 'locks'), { mode: 0o755 });
+      const config = join(root, 'config');
+      mkdirSync(config, { mode: 0o700 });
+      const asNobody = (args: string[]) =>
+        spawnSync(
+          'setpriv',
+          ['--reuid', String(nobody), '--regid', String(nobody), '--clear-groups', process.execPath, BIN, ...args],
+          {
+            encoding: 'utf8',
+            env: {
+              ...process.env,
+              ...env(credentials('https://service.doctor-test.invalid')),
+              LEADCTL_STATE_DIR: state,
+              LEADCTL_CONFIG_DIR: config,
+              HOME: root,
+            },
+          },
+        );
+      const probe =
+        process.getuid?.() === 0
+          ? asNobody(['--version'])
+          : { status: null, stderr: 'not root: cannot act as another user' };
+      if (probe.status !== 0) {
+        reportSkipped('doctor as the cron job’s user', `cannot run the binary as uid ${nobody}: ${probe.stderr}`);
+        return;
+      }
+      // The folders belong to the cron job's user, but for locks/, made by root.
+      chmodSync(root, 0o755);
+      for (const p of [state, join(state, 'journals'), config])
+        chownSync(p, nobody, nobody);
+      const run = asNobody(['doctor', '--offline', '-o', 'json']);
+      expect(run.status, run.stderr).toBe(2);
+      const check = (JSON.parse(run.stdout) as { name: string; status: string; value: string; hint: string }[]).find(
+        (c) => c.status === 'fail',
+      );
+      expect(check?.value).toBe(`${state} (from LEADCTL_STATE_DIR): locks inside it is not writable`);
+      expect(check?.hint).toContain('chown -R');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });

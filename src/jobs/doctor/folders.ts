@@ -175,6 +175,27 @@ export function checkFolder(spec: FolderSpec): CheckResult {
       `make it writable by the user running leadctl, or set ${spec.variable} to a folder it can write`,
       ExitCode.USAGE,
     );
+  // A folder inside made by another user (a run as root, once) stops a push at its lock or journal.
+  // Only leadctl's own folders: the temp folder holds everyone's.
+  const stuck = (spec.private ? files(path) : []).filter((f) => {
+    try {
+      return statSync(f).isDirectory() && writable(f) !== undefined;
+    } catch {
+      return false;
+    }
+  });
+  if (stuck.length)
+    return fail(
+      name,
+      `${path}${from}: ${stuck
+        .slice(0, 3)
+        .map((f) => relative(path, f))
+        .join(
+          ', ',
+        )}${stuck.length > 3 ? ` and ${stuck.length - 3} more` : ''} inside it ${stuck.length === 1 ? 'is' : 'are'} not writable`,
+      `give ${stuck.length === 1 ? 'it' : 'them'} to the user running leadctl: chown -R "$(id -un)" ${path} (as root)`,
+      ExitCode.USAGE,
+    );
   if (failure) return fail(name, failure.value, failure.hint, ExitCode.USAGE);
 
   const room = space(path);
