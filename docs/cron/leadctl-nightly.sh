@@ -115,7 +115,7 @@ case $code in
   4) alert "records rejected" "the push completed; the rejected records and why are in $REJECTS (summary: $SUMMARY)" ;;
   5) alert "service unavailable" "still unavailable after $try tries; what was not acknowledged is in the journal: rerun this script for $DAY to send the rest" ;;
   7) log "another push of profile $PROFILE holds leadctl's lock: nothing done" ;;
-  2) alert "invalid input or settings" "leadctl refused the export, the mapping or a setting (the log names it); nothing was sent" ;;
+  2) alert "invalid input or settings" "leadctl refused the export, the mapping or a setting (the log names it, and says if requests went before it was found); fix it and rerun" ;;
   3) alert "credentials refused" "run \`leadctl auth login --profile $PROFILE\` with the current secret, then rerun for $DAY" ;;
   130 | 143) alert "interrupted" "rerun this script for $DAY: --resume sends the rest" ;;
   *) alert "failed (exit $code)" "an unexpected error: see the log; rerun for $DAY once fixed" ;;

@@ -572,11 +572,16 @@ function notText(name: string, encoding: string, bad: BadByte, cause: unknown): 
         ? `is not UTF-8 text (invalid bytes after offset ${bad.offset})`
         : `is not UTF-8 text: byte 0x${bad.value.toString(16).toUpperCase().padStart(2, '0')} at offset ${bad.offset}${line} is not valid UTF-8`
       : `is not valid ${encoding.toUpperCase()} text (invalid bytes after offset ${bad.offset})`;
+  // Lines are counted in the first MiB only (a count over a whole export costs every push).
+  const find =
+    bad.line === undefined && bad.value !== undefined && name !== 'stdin'
+      ? `; its line: echo $(( $(head -c ${bad.offset} '${name.replaceAll("'", "'\\''")}' | wc -l) + 1 ))`
+      : '';
   return new InputError(
     message,
     { file: name },
     {
-      hint: 'save the file as "CSV UTF-8" and try again, or name its encoding: --encoding latin1, windows-1252 or utf-16le',
+      hint: `save the file as "CSV UTF-8" and try again, or name its encoding: --encoding latin1, windows-1252 or utf-16le${find}`,
       cause,
     },
   );

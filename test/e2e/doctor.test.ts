@@ -300,8 +300,7 @@ describe('leadctl doctor run by the cron job’s user (built binary)', () => {
       }
       // The folders belong to the cron job's user, but for locks/, made by root.
       chmodSync(root, 0o755);
-      for (const p of [state, join(state, 'journals'), config])
-        chownSync(p, nobody, nobody);
+      for (const p of [state, join(state, 'journals'), config]) chownSync(p, nobody, nobody);
       const run = asNobody(['doctor', '--offline', '-o', 'json']);
       expect(run.status, run.stderr).toBe(2);
       const check = (JSON.parse(run.stdout) as { name: string; status: string; value: string; hint: string }[]).find(

@@ -164,6 +164,11 @@ describe('openInput', () => {
     bytes[at] = 0xff;
     const err = await failure(text(await openInput(file('late-bad.csv', bytes), io())));
     expect(err.message).toContain(`byte 0xFF at offset ${at}`);
+    // Past the first MiB lines are not counted: the hint gives the command that counts them, and it does.
+    const command = /its line: (.*)$/.exec(err.hint ?? '')?.[1];
+    expect(command).toBeDefined();
+    const expected = bytes.subarray(0, at).toString('latin1').split('\n').length;
+    expect(execFileSync('sh', ['-c', command!], { cwd: dir, encoding: 'utf8' }).trim()).toBe(String(expected));
   });
 
   it('decodes UTF-16 little-endian with a BOM (spreadsheet "Unicode text")', async () => {
