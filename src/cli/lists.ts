@@ -251,13 +251,15 @@ const diff = defineCommand(
         rows_read: s.rows_read,
         rejected: s.rejected,
         last_upload: { values: known.count, at: new Date(known.uploadedAt).toISOString() },
+        // Whether `lists update --yes` would refuse this file without --max-removed.
+        refused_by_default: removesTooMany(changes, DEFAULT_REMOVAL_LIMIT),
       };
       const n = (x: number) => x.toLocaleString('en-US');
       await ctx.output.document(doc, () =>
         [
           `List ${id} against ${s.file}: ${n(changes.added)} added, ${n(changes.removed)} removed, ${n(changes.unchanged)} unchanged`,
           `(last uploaded from here: ${count(known.count, 'value')}, ${doc.last_upload.at})`,
-          ...(removesTooMany(changes, DEFAULT_REMOVAL_LIMIT)
+          ...(doc.refused_by_default
             ? [
                 `lists update would refuse this file: it removes more than ${describeLimit(DEFAULT_REMOVAL_LIMIT)} of the list (add --max-removed 100% if that is meant)`,
               ]
@@ -425,6 +427,12 @@ function uploadOptions<A extends unknown[], O extends OptionValues>(cmd: Command
       )
       .option('--rejects <file>', 'write every problem to this CSV file (file, row, value, reason; SSNs masked)')
       .option('--validate-only', 'read, normalise and check the file; send nothing')
+      .addHelpText(
+        'after',
+        '\nExit codes: 0 uploaded; 4 uploaded, invalid rows skipped (--skip-invalid); 2 invalid rows (nothing sent),\n' +
+          `bad flags, ${mode === 'update' ? 'not confirmed, more removed than --max-removed allows' : 'not confirmed'}; 3 authentication failed;\n` +
+          '5 the service stayed unavailable; 130/143 stopped by Ctrl-C or SIGTERM.',
+      )
       .option(
         '-y, --yes',
         mode === 'update'

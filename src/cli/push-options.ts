@@ -21,6 +21,13 @@ export function addPushOptions<A extends unknown[], O extends OptionValues>(cmd:
       new Option('--format <format>', 'input format when the file name does not say (stdin)').choices(
         PUSH_INPUT_FORMATS,
       ),
+    )
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 every record accepted; 4 some rejected (see the rejects file); 2 bad flags, or a file that\n' +
+        'cannot be read or lacks a column (named); 3 authentication failed; 5 the service stayed unavailable\n' +
+        '(rerun with --resume); 7 another push of this profile is running (customers batch); 130/143 stopped by\n' +
+        'Ctrl-C or SIGTERM (rerun with --resume).',
     );
   return addRunFileOptions(options);
 }

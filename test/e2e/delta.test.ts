@@ -288,6 +288,8 @@ describe('lists diff and lists update', () => {
     const diff = await runBinary(['lists', 'diff', String(id), cut, '-o', 'table'], { env });
     expect(diff.stdout).toContain('5 added, 140 removed, 60 unchanged');
     expect(diff.stdout).toContain('lists update would refuse this file: it removes more than 50% of the list');
+    const json = await runBinary(['lists', 'diff', String(id), cut, '-o', 'json'], { env });
+    expect(JSON.parse(json.stdout)).toMatchObject({ removed: 140, refused_by_default: true });
     const refused = await runBinary(['lists', 'update', String(id), cut, '--yes'], { env });
     expect(refused.code).toBe(2);
     expect(errorLines(refused.stderr)).toContain(
