@@ -84,7 +84,7 @@ if ! command -v node >/dev/null 2>&1; then
   exit 2
 fi
 
-find "$LOG_DIR" -type f \( -name 'nightly-*.log' -o -name 'summary-*.json' -o -name 'rejects-*.csv' \) -mtime +"$KEEP_DAYS" -exec rm -f {} + 2>/dev/null
+find "$LOG_DIR" -type f \( -name 'nightly-*.log' -o -name 'summary-*.json' -o -name 'rejects-*.csv' -o -name 'rejects-*.csv.*.partial' \) -mtime +"$KEEP_DAYS" -exec rm -f {} + 2>/dev/null
 
 # Nightly, only the customers that changed since the service last acknowledged them; once a week
 # everything, which also refreshes leadctl's record of what was sent.

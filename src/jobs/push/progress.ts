@@ -64,7 +64,9 @@ export class PushReporter {
         return;
       case 'resuming':
         this.note(
-          `resuming: ${event.acknowledged} request${event.acknowledged === 1 ? ' was' : 's were'} acknowledged in an earlier run (journal ${event.journal})`,
+          event.acknowledged === 0
+            ? `resuming an earlier run of these inputs, of which no request had been acknowledged: sending everything (journal ${event.journal})`
+            : `resuming: ${event.acknowledged} request${event.acknowledged === 1 ? ' was' : 's were'} acknowledged in an earlier run (journal ${event.journal})`,
         );
         return;
       case 'request': {

@@ -93,11 +93,13 @@ describe('push progress, every event', () => {
     r.handle({ type: 'staged', rows: 2500, seconds: 12.4 });
     r.handle({ type: 'resuming', acknowledged: 1, journal: '/s/j.ndjson' });
     r.handle({ type: 'resuming', acknowledged: 3, journal: '/s/j.ndjson' });
+    r.handle({ type: 'resuming', acknowledged: 0, journal: '/s/j.ndjson' });
     r.handle({ type: 'stopping', reason: 'SIGTERM', inFlight: 2 });
     expect(notes).toEqual([
       'read 2,500 rows in 12 s; checking and sending',
       'resuming: 1 request was acknowledged in an earlier run (journal /s/j.ndjson)',
       'resuming: 3 requests were acknowledged in an earlier run (journal /s/j.ndjson)',
+      'resuming an earlier run of these inputs, of which no request had been acknowledged: sending everything (journal /s/j.ndjson)',
       'stopping (SIGTERM): no new requests; waiting for 2 in flight',
     ]);
     expect(updates).toEqual([]);
