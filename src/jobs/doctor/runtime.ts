@@ -123,8 +123,16 @@ export function checkCronPath(cronPath: string, currentPath: string | undefined)
   let command: string;
   if (existsSync(launcher) && bundledNode(launcher)) command = onPath && isThisInstallation(onPath) ? onPath : launcher;
   else command = `${process.execPath} ${onPath && real(onPath) === real(LEADCTL_BIN) ? onPath : LEADCTL_BIN}`;
+  // A PATH that would do: the folders of what it lacks, each once. Without a `leadctl` on any PATH
+  // (a checkout run as bin/leadctl.js), no PATH finds one: the command above is the way.
+  const have = new Set(cronPath.split(':'));
+  const add = [
+    ...(nodeOk ? [] : [dirname(process.execPath)]),
+    ...(leadctl ? [] : onPath ? [dirname(onPath)] : []),
+  ].filter((d, i, all) => !have.has(d) && all.indexOf(d) === i);
+  const path = (leadctl || onPath) && add.length ? `, or set PATH=${[...add, cronPath].join(':')} at its top` : '';
   const hint =
-    `in the crontab call \`${command} …\`, or set PATH=${dirname(process.execPath)}:${cronPath} ` +
-    'at its top (docs/cron.md; the nightly script sets it from NODE_DIR); check a PATH with `leadctl doctor --cron-path PATH`';
+    `in the crontab call \`${command} …\`${path} ` +
+    '(docs/cron.md; the nightly script sets PATH from NODE_DIR); check a PATH with `leadctl doctor --cron-path PATH`';
   return warn('cron-path', value, hint);
 }

@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkCronPath, findOnPath, LEADCTL_BIN, supportedNode } from '../../../../src/jobs/doctor/runtime.js';
 
@@ -39,6 +39,25 @@ describe('runtime and cron PATH', () => {
       status: 'ok',
       value: `cron's PATH ${dir} finds leadctl at ${join(dir, 'leadctl')} and node ${process.version} at ${join(dir, 'node')}`,
     });
+  });
+
+  it('cron PATH: the PATH it suggests adds each missing folder once, and only when a PATH can help', () => {
+    const dir = join(work, 'cron-hint');
+    const linked = join(work, 'cron-hint-bin');
+    mkdirSync(dir);
+    mkdirSync(linked);
+    symlinkSync(LEADCTL_BIN, join(linked, 'leadctl'));
+    const nodeDir = dirname(process.execPath);
+    // leadctl on the current PATH, node not on cron's: both folders, once each, before cron's own.
+    const both = checkCronPath(dir, `${linked}:${nodeDir}`);
+    expect(both.hint).toContain(`set PATH=${nodeDir}:${linked}:${dir} at its top`);
+    // node's folder already on cron's PATH: not added again.
+    const once = checkCronPath(`${nodeDir}:/usr/bin`, linked);
+    expect(once.hint).toContain(`set PATH=${linked}:${nodeDir}:/usr/bin at its top`);
+    // No leadctl on any PATH (a checkout run as bin/leadctl.js): only the command that works.
+    const none = checkCronPath(dir, '/nonexistent');
+    expect(none.hint).not.toContain('set PATH');
+    expect(none.hint).toContain(`${process.execPath} ${LEADCTL_BIN} …`);
   });
 
   it('cron PATH: the release’s launcher runs its own Node, whatever node the PATH has', () => {
