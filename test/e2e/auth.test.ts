@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorLines, runBinary, stderrDocument } from '../helpers/binary.js';
 import { adminHeaders, startSandboxProcess, type TestSandbox } from '../helpers/sandbox.js';
+import { FIXTURES, MAPPING } from './push-helpers.js';
 
 const root = mkdtempSync(join(tmpdir(), 'leadctl-e2e-auth-'));
 let counter = 0;
@@ -184,6 +185,24 @@ describe.concurrent('leadctl auth: token life cycle', () => {
         body: '{}',
       });
       expect(res.status).toBe(200);
+      // A push does not trust the cached token (the rotation cut it off): refused before reading, nothing sent.
+      const route = 'POST /api/v1/loan-performance/batches/customers';
+      const before = (await rotating.stats()).requests.by_route[route] ?? 0;
+      const push = await leadctl(
+        [
+          'customers',
+          'batch',
+          join(FIXTURES, 'export.csv'),
+          '--mapping',
+          MAPPING,
+          '--rejects',
+          join(root, `r-${counter}.csv`),
+        ],
+        dir,
+        { env: { LEADCTL_STATE_DIR: join(dir, 'state') } },
+      );
+      expect(push.code, push.stderr).toBe(3);
+      expect((await rotating.stats()).requests.by_route[route] ?? 0).toBe(before);
       const ls = await leadctl(['systems', 'ls'], dir);
       expect(ls.code).toBe(3);
       expect(ls.stderr).toMatch(/refused the credentials/);

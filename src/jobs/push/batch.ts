@@ -159,8 +159,9 @@ class BatchRun {
       this.delta?.useMapping(this.mapping);
       if (!request.validateOnly) {
         const client = await env.api();
-        // Fail on bad credentials before reading a million rows, not after.
-        await client.token();
+        // Fail on bad credentials before reading a million rows, not after: a new token, as a
+        // cached one outlives a rotated secret until its first use (the service cuts it off then).
+        await client.authenticate();
         this.sender = new ChunkSender({
           client,
           signal: this.stop.requestSignal,

@@ -577,7 +577,7 @@ describe('the run around the sending: lock, credentials, journal, events', () =>
     const fake = fakeClient();
     const refusing = {
       ...fake.client,
-      token: async () => {
+      authenticate: async () => {
         throw new AuthError('the service refused the credentials');
       },
     } as unknown as ApiClient;
