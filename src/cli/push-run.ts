@@ -38,9 +38,10 @@ async function report(ctx: CommandContext, outcome: PushOutcome, files?: RunFile
   const { summary } = outcome;
   files?.describe(async (run) => (await import('../jobs/run-facts.js')).pushFacts(summary, run));
   await ctx.output.document(summary, () => renderSummary(summary));
-  if (summary.error) ctx.log.warn(`Error: ${summary.error.message}`);
   if (summary.rejects_file && summary.rejects > 0 && !ctx.output.isHuman)
     ctx.log.info(`${summary.rejects} rejected record line(s) written to ${summary.rejects_file}`);
+  // The error and its hint together, last: what a log's reader looks for.
+  if (summary.error) ctx.log.warn(`Error: ${summary.error.message}`);
   const hint = nextStepHint(summary);
   if (hint) ctx.log.warn(`Hint: ${hint}`);
   return outcome.exitCode;

@@ -39,7 +39,7 @@ async function server(options: ContractServerOptions) {
   return s;
 }
 
-async function run(s: ContractServer, argv: string[], state = 'state') {
+async function run(s: ContractServer, argv: string[], state = 'state', extra: Record<string, string> = {}) {
   const io = memoryIO({
     cwd: work,
     env: {
@@ -48,6 +48,7 @@ async function run(s: ContractServer, argv: string[], state = 'state') {
       LEADCTL_CLIENT_SECRET: s.clientSecret,
       LEADCTL_CONFIG_DIR: join(work, 'config'),
       LEADCTL_STATE_DIR: join(work, state),
+      ...extra,
     },
   });
   const code = await main(argv, io);
@@ -150,5 +151,31 @@ describe('a batch refused as a whole (HTTP 422)', () => {
     expect(resumed.requests).toMatchObject({ sent: 1, acknowledged_before: 1 });
     expect(resumed.customers).toMatchObject({ read: 4, unconfirmed: 4, rejected: 0, accepted: 0 });
     expectAccountedFor(resumed);
+  });
+});
+
+describe('a run that ends in an error after some rejects', () => {
+  it('prints the rejects line first, then the error and its hint together, last', async () => {
+    const s = await server({
+      answer: (req, n) =>
+        req.path.includes('/batches/')
+          ? (req.json as { customers: { customer_id: string }[] }).customers.some((c) => c.customer_id === '1000001')
+            ? { status: 422, body: { message: 'The given data was invalid.', errors: { customers: ['invalid'] } } }
+            : { status: 503, body: { message: `down ${n}` } }
+          : undefined,
+    });
+    const r = await run(
+      s,
+      [...batch, '--chunk-size', '2', '--concurrency', '1', '--rejects', 'ordered.csv', '-o', 'json'],
+      'state-ordered',
+      // Short waits between the retries of the 503s.
+      { LEADCTL_RETRY_BASE_MS: '5', LEADCTL_RETRY_MAX_DELAY_MS: '20' },
+    );
+    expect(r.code).toBe(5);
+    const lines = r.stderr.trimEnd().split('\n');
+    const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
+    expect(at(/rejected record line\(s\) written to/)).toBeGreaterThanOrEqual(0);
+    expect(at(/rejected record line\(s\) written to/)).toBeLessThan(at(/^Error: /));
+    expect(lines.slice(-2).map((l) => l.slice(0, 6))).toEqual(['Error:', 'Hint: ']);
   });
 });
