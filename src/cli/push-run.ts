@@ -37,12 +37,14 @@ function environment(ctx: CommandContext, files?: RunFiles): { env: PushEnvironm
 async function report(ctx: CommandContext, outcome: PushOutcome, files?: RunFiles): Promise<number> {
   const { summary } = outcome;
   files?.describe(async (run) => (await import('../jobs/run-facts.js')).pushFacts(summary, run));
-  await ctx.output.document(summary, () => renderSummary(summary));
+  // What to do next, in the document too: a script reads the same advice as the log (the error's
+  // own hint is the service's, e.g. "run the command again later", where a push resumes).
+  const hint = nextStepHint(summary);
+  await ctx.output.document(hint ? { ...summary, next_step: hint } : summary, () => renderSummary(summary));
   if (summary.rejects_file && summary.rejects > 0 && !ctx.output.isHuman)
     ctx.log.info(`${summary.rejects} rejected record line(s) written to ${summary.rejects_file}`);
   // The error and its hint together, last: what a log's reader looks for.
   if (summary.error) ctx.log.warn(`Error: ${summary.error.message}`);
-  const hint = nextStepHint(summary);
   if (hint) ctx.log.warn(`Hint: ${hint}`);
   return outcome.exitCode;
 }

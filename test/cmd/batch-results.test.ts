@@ -172,6 +172,10 @@ describe('a run that ends in an error after some rejects', () => {
       { LEADCTL_RETRY_BASE_MS: '5', LEADCTL_RETRY_MAX_DELAY_MS: '20' },
     );
     expect(r.code).toBe(5);
+    // The document carries the same next step as the log's hint.
+    const next = JSON.parse(r.stdout).next_step as string;
+    expect(next).toMatch(/--resume/);
+    expect(r.stderr).toContain(`Hint: ${next}`);
     const lines = r.stderr.trimEnd().split('\n');
     const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
     expect(at(/rejected record line\(s\) written to/)).toBeGreaterThanOrEqual(0);
