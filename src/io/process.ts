@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { uptime } from 'node:os';
 
 /** Whether a process with this id runs on this machine (EPERM: it runs, as another user). */
 export function isProcessAlive(pid: number): boolean {
@@ -13,20 +12,24 @@ export function isProcessAlive(pid: number): boolean {
 }
 
 /**
- * When process `pid` started, in ms since the epoch, from /proc (Linux: field 22 of its stat, in
- * clock ticks since boot, at the 100 a second Linux uses); undefined where that cannot be read.
+ * When process `pid` started, in clock ticks since boot (field 22 of /proc/PID/stat, Linux): with
+ * the boot's id, it names one process for good, whatever the clock does; undefined elsewhere.
  */
-export function processStartMs(pid: number): number | undefined {
+export function processStartTicks(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-    return Number.isFinite(ticks) ? bootMs() + ticks * 10 : undefined;
+    return Number.isInteger(ticks) ? ticks : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** When this machine booted, in ms since the epoch. */
-export function bootMs(): number {
-  return Date.now() - uptime() * 1000;
+/** This boot's id (Linux: a new one at each boot), or undefined where there is none. */
+export function bootId(): string | undefined {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }

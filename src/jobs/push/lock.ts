@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ExitCode, LockedError } from '../../errors.js';
 import { stateDirError } from '../../config/state-dir.js';
-import { bootMs, isProcessAlive, processStartMs } from '../../io/process.js';
+import { bootId, isProcessAlive, processStartTicks } from '../../io/process.js';
 import { takeOverStaleLock } from '../../io/takeover.js';
 
 /**
@@ -26,6 +26,9 @@ export interface LockOwner {
   host: string;
   started: string;
   command: string;
+  /** The boot the owner ran in, and when it started in it (clock ticks): Linux only. */
+  boot?: string;
+  startTicks?: number;
 }
 
 /** A lock file that was half written by a process that died right away is stale after this. */
@@ -45,7 +48,15 @@ export class PushLock {
       throw stateDirError(err, dir);
     }
     const path = join(folder, `${profile.replace(/[^A-Za-z0-9._-]/g, '_')}.lock`);
-    const owner: LockOwner = { pid: process.pid, host: hostname(), started: now.toISOString(), command };
+    const boot = bootId();
+    const startTicks = processStartTicks(process.pid);
+    const owner: LockOwner = {
+      pid: process.pid,
+      host: hostname(),
+      started: now.toISOString(),
+      command,
+      ...(boot !== undefined && startTicks !== undefined ? { boot, startTicks } : {}),
+    };
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         const fd = openSync(path, 'wx', 0o600);
@@ -121,21 +132,19 @@ function readOwner(path: string): LockOwner | 'unreadable' | 'gone' {
   }
 }
 
-/** Rounding of boot and start times (uptime's, the clock ticks'), and a clock set a little. */
-const START_SLACK_MS = 10_000;
-
 function isDead(owner: LockOwner): boolean {
   // A process on another machine (a shared state folder) cannot be checked: it is assumed alive.
   if (owner.host !== hostname()) return false;
   if (owner.pid === process.pid) return false;
   if (!isProcessAlive(owner.pid)) return true;
-  // The pid runs, but is it the owner's? After a reboot (a lock from before it) or once the pid
-  // is reused, another process holds it, and the lock would stop every night's run for good.
-  const started = Date.parse(owner.started);
-  if (!Number.isFinite(started)) return false;
-  if (started < bootMs() - START_SLACK_MS) return true;
-  const pidStarted = processStartMs(owner.pid);
-  return pidStarted !== undefined && pidStarted > started + START_SLACK_MS;
+  // The pid runs, but is it the owner's? After a reboot (another boot id) or once the pid is
+  // reused (another start), another process holds it, and the lock would stop every night's run.
+  // No wall clock: a clock stepped by NTP, or a container's own uptime, must not free a live lock.
+  if (owner.boot === undefined || owner.startTicks === undefined) return false;
+  const boot = bootId();
+  if (boot !== undefined && boot !== owner.boot) return true;
+  const ticks = processStartTicks(owner.pid);
+  return ticks !== undefined && ticks !== owner.startTicks;
 }
 
 function isOld(path: string): boolean {

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir, uptime } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PushLock, PushLockedError, removeStale, type LockOwner } from '../../../../src/jobs/push/lock.js';
@@ -47,12 +47,15 @@ describe('taking the lock', () => {
     expect(statSync(lock.path).mode & 0o777).toBe(0o600);
     const text = readFileSync(lock.path, 'utf8');
     expect(text.endsWith('}\n')).toBe(true);
-    expect(JSON.parse(text)).toEqual({
+    expect(JSON.parse(text)).toMatchObject({
       pid: process.pid,
       host: hostname(),
       started: '2026-11-20T08:09:10.123Z',
       command: 'customers batch',
     });
+    // On Linux, what names this process for good: the boot and its start in it.
+    if (existsSync('/proc/sys/kernel/random/boot_id'))
+      expect(JSON.parse(text)).toMatchObject({ boot: expect.any(String), startTicks: expect.any(Number) });
     lock.release();
     expect(existsSync(lock.path)).toBe(false);
   });
@@ -97,34 +100,55 @@ describe('taking the lock', () => {
     lock.release();
   });
 
-  it.runIf(existsSync('/proc/1/stat'))(
-    'a lock whose pid now belongs to another process (from before a reboot, or a pid reused) is taken over',
+  it.runIf(existsSync('/proc/sys/kernel/random/boot_id'))(
+    'a lock whose pid now belongs to another process (written in another boot, or the pid reused) is taken over; its own, not',
     () => {
-      // pid 1 runs, but it started at boot, long after a lock from before the boot; a process
-      // started now runs under a pid that a lock written an hour ago names.
-      const newer = spawn('sleep', ['60'], { stdio: 'ignore' });
-      for (const [pid, started] of [
-        [1, new Date(Date.now() - uptime() * 1000 - 3_600_000)],
-        [newer.pid!, new Date(Date.now() - 3_600_000)],
-      ] as const) {
+      const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+      const ticks = (pid: number) => {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+      };
+      const live = spawn('sleep', ['60'], { stdio: 'ignore' });
+      const pid = live.pid!;
+      const lockOf = (fields: Record<string, unknown>) => {
         const dir = fresh();
         const path = lockFile(dir);
-        writeFileSync(path, JSON.stringify({ pid, host: hostname(), started: started.toISOString(), command: 'x' }));
-        const lock = PushLock.acquire(dir, 'default', 'customers batch', now);
-        expect(JSON.parse(readFileSync(path, 'utf8')).started).toBe(now.toISOString());
-        lock.release();
+        writeFileSync(
+          path,
+          JSON.stringify({ pid, host: hostname(), started: '2026-11-20T00:00:00.000Z', command: 'x', ...fields }),
+        );
+        return { dir, path };
+      };
+      try {
+        // The live process's own lock, whatever its date says (the clock may have been stepped): held.
+        const own = lockOf({ boot, startTicks: ticks(pid) });
+        expect(thrown(() => PushLock.acquire(own.dir, 'default', 'customers batch', now))).toBeInstanceOf(
+          PushLockedError,
+        );
+        // Written in another boot, or by a process that started at another time under this pid: taken over.
+        for (const fields of [
+          { boot: 'another-boot', startTicks: ticks(pid) },
+          { boot, startTicks: ticks(pid) - 1 },
+        ]) {
+          const stale = lockOf(fields);
+          const lock = PushLock.acquire(stale.dir, 'default', 'customers batch', now);
+          expect(JSON.parse(readFileSync(stale.path, 'utf8'))).toMatchObject({
+            pid: process.pid,
+            boot,
+            startTicks: ticks(process.pid),
+          });
+          lock.release();
+        }
+        // A lock of an older leadctl (no boot or start): the pid alone decides, as before.
+        const old = lockOf({});
+        expect(thrown(() => PushLock.acquire(old.dir, 'default', 'customers batch', now))).toBeInstanceOf(
+          PushLockedError,
+        );
+      } finally {
+        live.kill();
       }
-      newer.kill();
     },
   );
-
-  it('a lock of a live process started before it is respected', () => {
-    const dir = fresh();
-    const path = lockFile(dir);
-    const started = new Date(Date.now() - process.uptime() * 1000 + 60_000).toISOString();
-    writeFileSync(path, JSON.stringify({ pid: 1, host: hostname(), started, command: 'x' }));
-    expect(thrown(() => PushLock.acquire(dir, 'default', 'customers batch', now))).toBeInstanceOf(PushLockedError);
-  });
 
   it.each([
     ['not JSON', '{"pid": 12'],
