@@ -92,25 +92,9 @@ export class CsvFile {
     path: string,
     cwd: string,
     private readonly header: readonly string[],
-    private readonly options: CsvWriteOptions & {
-      what: string;
-      /** A path leadctl chose (not the user): refused only when a row is to be written, with `hint`. */
-      checkWhenNeeded?: { hint: string };
-    },
+    private readonly options: CsvWriteOptions & { what: string },
   ) {
-    if (!options.checkWhenNeeded) {
-      this.path = checkOutputPath(path, cwd, options.what);
-      return;
-    }
-    this.path = resolve(cwd, path);
-    try {
-      checkOutputPath(path, cwd, options.what);
-    } catch (err) {
-      this.failure =
-        err instanceof UsageError
-          ? new UsageError(err.message, { hint: options.checkWhenNeeded.hint, cause: err })
-          : err;
-    }
+    this.path = checkOutputPath(path, cwd, options.what);
   }
 
   /** Data rows written so far. */

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import type { LeadctlError } from '../../errors.js';
+import { type LeadctlError, UsageError } from '../../errors.js';
 import { CsvFile, type CsvWriteOptions, rejectsFileFailure } from '../../ingest/table/writer.js';
 import type { Reject } from './validate.js';
 
@@ -76,15 +76,17 @@ export class RejectsWriter {
     readonly explicit: boolean,
     options: CsvWriteOptions & { onFailure?: (error: LeadctlError) => void } = {},
   ) {
-    // The default file, in the working folder, is only checked once there is a reject to write:
-    // a clean push run from a folder it cannot write to (cron's) has nothing to write there.
-    this.file = new CsvFile(path, cwd, REJECT_COLUMNS, {
-      ...options,
-      what: 'the rejects file',
-      ...(explicit
-        ? {}
-        : { checkWhenNeeded: { hint: 'name a rejects file in a folder you can write to, with --rejects FILE' } }),
-    });
+    try {
+      this.file = new CsvFile(path, cwd, REJECT_COLUMNS, { ...options, what: 'the rejects file' });
+    } catch (err) {
+      // Refused before anything is sent, even for a run that will reject nothing: found later, a
+      // reject would stop a push half-sent. The default file is in the working folder (cron's HOME).
+      if (explicit || !(err instanceof UsageError)) throw err;
+      throw new UsageError(`${err.message} (the default, in the working folder)`, {
+        hint: 'name a rejects file in a folder you can write to, with --rejects FILE',
+        cause: err,
+      });
+    }
     this.onFailure = options.onFailure;
     if (explicit) this.file.open();
   }

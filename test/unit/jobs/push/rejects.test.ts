@@ -105,27 +105,24 @@ describe('the rejects file', () => {
   });
   const HEADER = 'source_file,row,customer_id,loan_id,payment_id,field,reason';
 
-  it('the default one, in a folder that cannot be written: no error unless there is a reject to write', () => {
+  it('the default one, in a folder that cannot be written: refused at once, saying to name one with --rejects', () => {
     const missing = join(dir, 'no-such-folder');
-    const clean = new RejectsWriter('leadctl-rejects-x.csv', missing, ['export.csv'], false);
-    clean.close();
-    expect(clean.failure).toBeUndefined();
-    const failures: LeadctlError[] = [];
-    const dirty = new RejectsWriter('leadctl-rejects-x.csv', missing, ['export.csv'], false, {
-      onFailure: (e) => failures.push(e),
+    let error: unknown;
+    try {
+      new RejectsWriter('leadctl-rejects-x.csv', missing, ['export.csv'], false);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toMatchObject({
+      exitCode: 2,
+      message:
+        'cannot write the rejects file leadctl-rejects-x.csv: its folder does not exist (the default, in the working folder)',
+      hint: 'name a rejects file in a folder you can write to, with --rejects FILE',
     });
-    dirty.add(reject());
-    dirty.close();
-    expect(failures.map((e) => [e.exitCode, e.message, e.hint])).toEqual([
-      [
-        2,
-        'cannot write the rejects file leadctl-rejects-x.csv: its folder does not exist',
-        'name a rejects file in a folder you can write to, with --rejects FILE',
-      ],
-    ]);
-    expect(dirty.count).toBe(1);
-    // Named by the user, the same path is refused at once.
-    expect(() => new RejectsWriter('r.csv', missing, ['export.csv'], true)).toThrow(/its folder does not exist/);
+    // Named by the user, the path is the user's: its own words.
+    expect(() => new RejectsWriter('r.csv', missing, ['export.csv'], true)).toThrow(
+      /^cannot write the rejects file r\.csv: its folder does not exist$/,
+    );
   });
 
   it('named by the user: created at once, with just the header when nothing is rejected', () => {
@@ -269,7 +266,7 @@ describe('the rejects file', () => {
   });
 
   it('a folder in place of the file is refused at once, naming the rejects file', () => {
-    expect(() => new RejectsWriter(dir, dir, ['a.csv'], true)).toThrow(`the rejects file ${dir} is a directory`);
+    expect(() => new RejectsWriter(dir, dir, ['a.csv'], false)).toThrow(`the rejects file ${dir} is a directory`);
   });
 
   it('a reject without a customer id gets an empty cell', () => {
