@@ -142,7 +142,14 @@ export function withoutQuotedInput(code: string, message: string): string {
   if (code === 'commander.excessArguments')
     text = text.replace(/ but got (\d+): [\s\S]*\.$/, ' but got $1 (not repeated here: one may be a secret)');
   else if (code === 'commander.unknownOption')
-    text = text.replace(/^(error: unknown option '-[^'=]*)=[\s\S]*?'(\n\(Did you mean .*\))?$/, "$1=…'$2");
+    text = text
+      .replace(/^(error: unknown option '-[^'=]*)=[\s\S]*?'(\n\(Did you mean .*\))?$/, "$1=…'$2")
+      // A secret that begins with a dash is an "unknown option" too: only a flag's shape is named.
+      .replace(/^error: unknown option '([^'=]*)(=…)?'/, (whole, flag: string) =>
+        /^(--[a-z][a-z0-9-]{0,39}|-[a-z])$/i.test(flag)
+          ? whole
+          : 'error: an unknown option (not repeated here: it may be a secret)',
+      );
   else if (code === 'commander.unknownCommand')
     text = text.replace(/unknown command '([^']*)'/, (whole, name: string) =>
       /^[a-z][a-z0-9-]{0,39}$/i.test(name) ? whole : 'unknown command (not repeated here: it may be a secret)',

@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { IO } from '../io/io.js';
 import { UsageError } from '../errors.js';
 import { readSmallFile } from '../io/open-file.js';
@@ -31,9 +32,12 @@ export async function secretFromStdin(io: Pick<IO, 'stdin'>, flag: string, hint?
   return secret;
 }
 
-/** `secret.txt`, `./key`, `/etc/leadctl/secret`, `~/x`: a name with a dot or a slash and only path characters. */
-function looksLikePath(file: string): boolean {
-  return /^[\w./~ -]+$/.test(file) && /[./]/.test(file);
+/**
+ * `secret.txt`, `./key`, `/etc/leadctl/secret`: a name with a dot or a slash, only path
+ * characters, in a folder that exists (a base64 secret holds slashes too, seldom a real folder).
+ */
+function looksLikePath(file: string, full: string): boolean {
+  return /^[\w./~ -]+$/.test(file) && /[./]/.test(file) && existsSync(dirname(full));
 }
 
 /** `what` names the secret in messages ("client secret", "api key"). */
@@ -61,7 +65,7 @@ export async function secretFromFile(
     const code = (error as NodeJS.ErrnoException).code;
     // A missing "file" that does not look like a path is often the secret itself, typed where its
     // file's name goes: not repeated on a terminal, in a log, or in a cron mail.
-    if (code === 'ENOENT' && !looksLikePath(file))
+    if (code === 'ENOENT' && !looksLikePath(file, path))
       throw new UsageError(
         `the ${what} file given does not exist (its name is not repeated here: it may be the ${what} itself)`,
         {

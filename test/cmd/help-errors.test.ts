@@ -197,6 +197,8 @@ describe('usage errors never repeat what may be a secret or personal data given 
     [['legacy', 'post', `--apikey=${SECRET}`, 'lead.json'], /unknown option '--apikey=…'/],
     [[SECRET], /unknown command \(not repeated here/],
     [['dry-run', '--ssm=219-45-7781'], /unknown option '--ssm=…'/],
+    // A secret that begins with a dash reads as an option.
+    [['auth', 'login', '--client-secret-stdin', '-Ab9x_S3cr3t-CANARY-x9Qz'], /an unknown option \(not repeated here/],
     [['dry-run', '219-45-7781'], /got 1 \(not repeated here/],
   ])('%j', async (argv, says) => {
     for (const format of ['table', 'json']) {
