@@ -180,7 +180,8 @@ export async function withRunFiles(
   } catch (err) {
     const exitCode = err instanceof LeadctlError ? err.exitCode : ExitCode.UNEXPECTED;
     // Another run of the same push holds the lock: the report and metrics files are that run's.
-    if (exitCode === ExitCode.LOCKED) {
+    // (A config folder's lock, also exit 7, is no other run of this command: its files are written.)
+    if (err instanceof LeadctlError && err.code === 'locked') {
       files.skip();
       throw err;
     }

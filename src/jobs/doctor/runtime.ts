@@ -125,12 +125,13 @@ export function checkCronPath(cronPath: string, currentPath: string | undefined)
   else command = `${process.execPath} ${onPath && real(onPath) === real(LEADCTL_BIN) ? onPath : LEADCTL_BIN}`;
   // A PATH that would do: the folders of what it lacks, each once. Without a `leadctl` on any PATH
   // (a checkout run as bin/leadctl.js), no PATH finds one: the command above is the way.
-  const have = new Set(cronPath.split(':'));
+  // In front, so that they win over what cron's PATH finds first (an older node in /usr/bin).
   const add = [
     ...(nodeOk ? [] : [dirname(process.execPath)]),
     ...(leadctl ? [] : onPath ? [dirname(onPath)] : []),
-  ].filter((d, i, all) => !have.has(d) && all.indexOf(d) === i);
-  const path = (leadctl || onPath) && add.length ? `, or set PATH=${[...add, cronPath].join(':')} at its top` : '';
+  ].filter((d, i, all) => all.indexOf(d) === i);
+  const rest = cronPath.split(':').filter((d) => !add.includes(d));
+  const path = (leadctl || onPath) && add.length ? `, or set PATH=${[...add, ...rest].join(':')} at its top` : '';
   const hint =
     `in the crontab call \`${command} …\`${path} ` +
     '(docs/cron.md; the nightly script sets PATH from NODE_DIR); check a PATH with `leadctl doctor --cron-path PATH`';

@@ -51,9 +51,13 @@ describe('runtime and cron PATH', () => {
     // leadctl on the current PATH, node not on cron's: both folders, once each, before cron's own.
     const both = checkCronPath(dir, `${linked}:${nodeDir}`);
     expect(both.hint).toContain(`set PATH=${nodeDir}:${linked}:${dir} at its top`);
-    // node's folder already on cron's PATH: not added again.
-    const once = checkCronPath(`${nodeDir}:/usr/bin`, linked);
-    expect(once.hint).toContain(`set PATH=${linked}:${nodeDir}:/usr/bin at its top`);
+    // node's folder already on cron's PATH, after an older node: moved to the front, not repeated.
+    const older = join(work, 'cron-hint-old');
+    mkdirSync(older);
+    writeFileSync(join(older, 'node'), '#!/bin/sh\necho v20.20.2\n');
+    chmodSync(join(older, 'node'), 0o755);
+    const once = checkCronPath(`${older}:${nodeDir}`, linked);
+    expect(once.hint).toContain(`set PATH=${nodeDir}:${linked}:${older} at its top`);
     // No leadctl on any PATH (a checkout run as bin/leadctl.js): only the command that works.
     const none = checkCronPath(dir, '/nonexistent');
     expect(none.hint).not.toContain('set PATH');
