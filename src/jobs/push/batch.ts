@@ -274,7 +274,7 @@ class BatchRun {
     this.journal = opened.journal;
     if (fresh) return undefined;
     this.resumed = opened.resumed;
-    if (request.resume && !opened.resumed)
+    if (request.resume && !opened.resumed && !opened.restarted)
       env.warn('nothing to resume for these inputs (no journal of an interrupted push); sending everything');
     if (opened.resumed)
       env.onEvent({ type: 'resuming', acknowledged: this.journal.acknowledged, journal: this.journal.path });

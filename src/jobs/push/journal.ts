@@ -110,6 +110,13 @@ export function journalKey(contentDigest: string, profile: string, baseUrl: stri
 /** Longest an acknowledgement waits in the system's cache before the journal is synced to disk. */
 const JOURNAL_SYNC_MS = 1000;
 
+/** A journal opened for a run: `resumed` continues an interrupted one; `restarted`, one run the other way, started afresh. */
+export interface OpenedJournal {
+  journal: Journal;
+  resumed: boolean;
+  restarted?: boolean;
+}
+
 export class Journal {
   private fd: number | undefined;
   private unsynced = false;
@@ -133,7 +140,7 @@ export class Journal {
     resume: boolean,
     now: Date,
     warn: (line: string) => void = () => {},
-  ): { journal: Journal; resumed: boolean } {
+  ): OpenedJournal {
     try {
       return Journal.openIn(dir, header, resume, now, warn);
     } catch (err) {
@@ -147,7 +154,7 @@ export class Journal {
     resume: boolean,
     now: Date,
     warn: (line: string) => void,
-  ): { journal: Journal; resumed: boolean } {
+  ): OpenedJournal {
     const folder = join(dir, 'journals');
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     pruneStale(folder);
@@ -184,7 +191,7 @@ export class Journal {
             warn(
               `Note: the interrupted push of these inputs ran ${say(a.delta)} and this one ${say(b.delta)}: it starts afresh, as asked, rather than resuming that one`,
             );
-          return Journal.fresh(path, header, now);
+          return { ...Journal.fresh(path, header, now), restarted: !journal.complete };
         }
         journal.fd = openSync(path, APPEND);
         // A line torn by a crash must not swallow the first acknowledgement appended after it.

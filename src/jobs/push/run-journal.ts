@@ -2,7 +2,7 @@ import { ExitCode, LeadctlError } from '../../errors.js';
 import type { BatchInput } from '../../ingest/lms/inputs.js';
 import { DEFAULT_MAX_AGE_DAYS, type DeltaMode } from '../delta/customers.js';
 import type { Chunk } from './chunker.js';
-import { Journal, type JournalAck, journalKey, type SkippedEntry } from './journal.js';
+import { Journal, type JournalAck, journalKey, type OpenedJournal, type SkippedEntry } from './journal.js';
 
 /**
  * The journal as a batch push keeps it: keyed on the inputs' digest and the target, with the
@@ -25,12 +25,7 @@ export interface JournalOfRun {
 }
 
 /** Opens the journal of these inputs and target, continuing the one found when `resume`. */
-export function openRunJournal(
-  run: JournalOfRun,
-  digest: string,
-  mode: Mode,
-  resume: boolean,
-): { journal: Journal; resumed: boolean } {
+export function openRunJournal(run: JournalOfRun, digest: string, mode: Mode, resume: boolean): OpenedJournal {
   const { target } = run;
   return Journal.open(
     run.dir,

@@ -179,6 +179,8 @@ describe('resuming', () => {
     const notes: string[] = [];
     const other = Journal.open(dir, header('r3', { delta: 'full' }), true, now, (line) => notes.push(line));
     expect(other.resumed).toBe(false);
+    // Said once, by this note: the run does not also say "nothing to resume".
+    expect(other.restarted).toBe(true);
     expect(other.journal.acknowledged).toBe(0);
     other.journal.close();
     expect(notes).toEqual([
