@@ -320,6 +320,20 @@ export class ApiClient {
     return this.tokens.renewNow();
   }
 
+  /**
+   * Before a long run: a new token proves the credentials (a cached one outlives a rotated
+   * secret); refused, that is the answer (exit 3). A token endpoint that is only down or slow is
+   * no reason to stop a run that a cached token still carries: that one is used.
+   */
+  async checkCredentials(): Promise<CachedToken> {
+    try {
+      return await this.tokens.renewNow();
+    } catch (err) {
+      if (err instanceof AuthError) throw err;
+      return this.tokens.getToken();
+    }
+  }
+
   // ---- lists ------------------------------------------------------------------------------------
 
   async createList(body: JsonBody<ListWrite>, options?: RequestOptions): Promise<List> {

@@ -59,7 +59,8 @@ export class TokenProvider {
 
   async getToken(): Promise<CachedToken> {
     let stale = false;
-    if (!this.loaded) {
+    // A token obtained since (renewNow) wins over the cache.
+    if (!this.loaded && this.current === undefined) {
       this.loaded = true;
       const cached = safeLoad(this.options.cache);
       if (cached && isFresh(cached, this.now())) {
@@ -89,7 +90,6 @@ export class TokenProvider {
 
   /** Always asks the service for a new token (login, live checks). */
   async renewNow(): Promise<CachedToken> {
-    this.loaded = true;
     return this.renew('none');
   }
 

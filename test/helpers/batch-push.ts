@@ -17,7 +17,7 @@ export function fakeClient(options: FakeOptions = {}) {
   const bodies: { customers: { customer_id: string; loans: { loan_id: string; payments: unknown[] }[] }[] }[] = [];
   let n = 0;
   const client = {
-    async authenticate() {
+    async checkCredentials() {
       return { accessToken: 't', obtainedAt: 0, expiresAt: 1e15 };
     },
     async send(spec: { body: () => AsyncIterable<string>; signal?: AbortSignal }) {

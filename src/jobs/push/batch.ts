@@ -161,7 +161,7 @@ class BatchRun {
         const client = await env.api();
         // Fail on bad credentials before reading a million rows, not after: a new token, as a
         // cached one outlives a rotated secret until its first use (the service cuts it off then).
-        await client.authenticate();
+        await client.checkCredentials();
         this.sender = new ChunkSender({
           client,
           signal: this.stop.requestSignal,

@@ -108,7 +108,7 @@ export async function runSinglePush(request: SinglePushRequest, env: PushEnviron
     });
     if (!request.validateOnly) {
       client = await env.api();
-      await client.authenticate();
+      await client.checkCredentials();
     }
     let input = await openInput(request.input, io, { signal: reading.signal });
     // `-` is one JSON record (or several); a named file says its format, or shows it.

@@ -41,6 +41,26 @@ describe('TokenProvider', () => {
     expect(fetchToken).toHaveBeenCalledTimes(1);
   });
 
+  it('renewNow: a new token wins over the cached one; when the endpoint is down, the cached one is still there', async () => {
+    const cached = { accessToken: 'old', obtainedAt: 0, expiresAt: 3_600_000 };
+    const up = new TokenProvider({
+      fetchToken: async () => ({ accessToken: 'new', obtainedAt: 0, expiresAt: 3_600_000 }),
+      cache: memoryCache(cached),
+      now: () => 1000,
+    });
+    expect((await up.renewNow()).accessToken).toBe('new');
+    expect(await up.get()).toBe('new');
+    const down = new TokenProvider({
+      fetchToken: async () => {
+        throw new Error('503');
+      },
+      cache: memoryCache(cached),
+      now: () => 1000,
+    });
+    await expect(down.renewNow()).rejects.toThrow('503');
+    expect(await down.get()).toBe('old');
+  });
+
   it('uses a fresh cached token without asking, and renews an expiring one', async () => {
     let now = 1000;
     const cache = memoryCache({ accessToken: 'cached', obtainedAt: 0, expiresAt: 3_600_000 });

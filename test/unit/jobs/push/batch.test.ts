@@ -577,7 +577,7 @@ describe('the run around the sending: lock, credentials, journal, events', () =>
     const fake = fakeClient();
     const refusing = {
       ...fake.client,
-      authenticate: async () => {
+      checkCredentials: async () => {
         throw new AuthError('the service refused the credentials');
       },
     } as unknown as ApiClient;

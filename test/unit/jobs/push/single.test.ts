@@ -40,7 +40,7 @@ describe('single upserts and signals', () => {
     const io = memoryIO({ cwd: fixtures });
     let sent = 0;
     const client = {
-      authenticate: async () => ({ accessToken: 't', obtainedAt: 0, expiresAt: 1e15 }),
+      checkCredentials: async () => ({ accessToken: 't', obtainedAt: 0, expiresAt: 1e15 }),
       send: async () => {
         sent++;
         return { status: 200, headers: {}, attempts: 1, body: { data: {} } };
@@ -115,7 +115,7 @@ function fakeClient(answer: Answer = () => undefined) {
   let inFlight = 0;
   let maxInFlight = 0;
   const client = {
-    authenticate: async () => ({ accessToken: 't', obtainedAt: 0, expiresAt: 1e15 }),
+    checkCredentials: async () => ({ accessToken: 't', obtainedAt: 0, expiresAt: 1e15 }),
     send: async (request: Sent) => {
       const index = sent.length;
       sent.push(request);
@@ -575,7 +575,7 @@ describe('single upserts: what stops a run', () => {
     const io = memoryIO({ cwd: dir });
     let signals = 0;
     const client = {
-      authenticate: async () => ({ accessToken: 't', obtainedAt: 0, expiresAt: 1e15 }),
+      checkCredentials: async () => ({ accessToken: 't', obtainedAt: 0, expiresAt: 1e15 }),
       send: (request: { signal: AbortSignal }) =>
         new Promise((_resolve, reject) => {
           // What the client throws when cut off: the signal's reason, not an error of its own.
@@ -604,7 +604,7 @@ describe('single upserts: the run around the requests', () => {
     const dir = scratch({ 'loans.ndjson': ndjson([loanRecord('C1', 'L1')]) });
     let sent = 0;
     const client = {
-      authenticate: async () => {
+      checkCredentials: async () => {
         throw new AuthError('no token');
       },
       send: async () => {
@@ -657,7 +657,7 @@ describe('single upserts: the run around the requests', () => {
     const io = memoryIO({ cwd: dir });
     const events: PushEvent[] = [];
     const client = {
-      authenticate: async () => ({ accessToken: 't', obtainedAt: 0, expiresAt: 1e15 }),
+      checkCredentials: async () => ({ accessToken: 't', obtainedAt: 0, expiresAt: 1e15 }),
       send: (request: { signal: AbortSignal }) =>
         new Promise((_resolve, reject) => {
           request.signal.addEventListener('abort', () => reject(request.signal.reason));
@@ -816,7 +816,7 @@ describe('single upserts: more of the edges', () => {
     const io = memoryIO({ cwd: dir });
     let sent = 0;
     const client = {
-      authenticate: async () => ({ accessToken: 't', obtainedAt: 0, expiresAt: 1e15 }),
+      checkCredentials: async () => ({ accessToken: 't', obtainedAt: 0, expiresAt: 1e15 }),
       send: (request: { signal: AbortSignal }) =>
         new Promise((resolve, reject) => {
           sent++;
