@@ -87,6 +87,10 @@ async function uploadRun(ctx: CommandContext, opts: UploadOptions, files: RunFil
             const what = changes
               ? describeChanges(changes)
               : 'no record here of its current values, so what changes is unknown';
+            if (!changes && opts.maxRemoved !== undefined)
+              ctx.log.warn(
+                `Warning: --max-removed is not applied: there is no record here of list ${id}'s values (last uploaded from another machine, or the state folder is new)`,
+              );
             const from = input === '-' ? 'stdin' : input;
             ctx.log.info(`List ${id} ("${name}") from ${from}: ${what}`);
             // A cut-short export (a failed job upstream, a full disk) would lift most of a suppression

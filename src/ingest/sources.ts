@@ -100,7 +100,7 @@ export async function openInput(
   const raw0 = watch ? unchangedWhileRead(bytes.all(), watch, name) : bytes.all();
   // The inflater holds on to what it is given: a shared buffer is copied for it.
   const byteStream = gzipped ? gunzip(raw instanceof FileChunks ? copies(raw0) : raw0) : raw0;
-  const stream = Readable.from(decodeText(byteStream, name, io.input?.encoding, signal, options.sliceBytes));
+  const stream = Readable.from(decodeText(byteStream, name, io.input?.encoding, signal, options.sliceBytes, gzipped));
   // A stream destroyed before it was read to the end (a caller that gave up) closes the file: a
   // generator never started does not run its finally, so the descriptor would wait for the collector.
   // Standard input is not ours to close.
@@ -278,6 +278,8 @@ async function* decodeText(
   chosen?: InputEncoding,
   signal?: AbortSignal,
   slice = DECODE_SLICE,
+  /** The bytes were inflated: an offset is into the text, not the file (for the hint). */
+  gzipped = false,
 ): AsyncGenerator<string> {
   let decoder: TextDecoder | undefined;
   let encoding: string = chosen ?? 'utf-8';
@@ -320,7 +322,7 @@ async function* decodeText(
           } catch (err) {
             // UTF-16 without its mark, with a character beyond ASCII (Zoë): not UTF-8 before any NUL is seen.
             const wide = encoding === 'utf-8' && !decoded ? utf16WithoutBom(chunk) : undefined;
-            throw wide ? utf16Refused(name, wide) : notText(name, encoding, place.findBad(chunk, false), err);
+            throw wide ? utf16Refused(name, wide) : notText(name, encoding, place.findBad(chunk, false), err, gzipped);
           }
           midCharacter = encoding === 'utf-8' && endsMidCharacter(chunk);
           decoded = true;
@@ -345,7 +347,7 @@ async function* decodeText(
     try {
       tail = decoder.decode();
     } catch (err) {
-      throw notText(name, encoding, place.findBad(Buffer.alloc(0), true), err);
+      throw notText(name, encoding, place.findBad(Buffer.alloc(0), true), err, gzipped);
     }
     if (tail.length) yield tail;
   }
@@ -564,7 +566,7 @@ function utf16WithoutBom(bytes: Buffer): 'utf-16le' | 'utf-16be' | undefined {
   return undefined;
 }
 
-function notText(name: string, encoding: string, bad: BadByte, cause: unknown): InputError {
+function notText(name: string, encoding: string, bad: BadByte, cause: unknown, gzipped = false): InputError {
   const line = bad.line === undefined ? '' : ` (line ${bad.line})`;
   const message =
     encoding === 'utf-8'
@@ -575,7 +577,7 @@ function notText(name: string, encoding: string, bad: BadByte, cause: unknown): 
   // Lines are counted in the first MiB only (a count over a whole export costs every push).
   const find =
     bad.line === undefined && bad.value !== undefined && name !== 'stdin'
-      ? `; its line: echo $(( $(head -c ${bad.offset} '${name.replaceAll("'", "'\\''")}' | wc -l) + 1 ))`
+      ? `; its line: echo $(( $(${gzipped ? 'gzip -dc' : 'cat'} '${name.replaceAll("'", "'\\''")}' | head -c ${bad.offset} | wc -l) + 1 ))`
       : '';
   return new InputError(
     message,

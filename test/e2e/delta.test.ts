@@ -312,6 +312,15 @@ describe('lists diff and lists update', () => {
     expect(JSON.parse(allowed.stdout).changes).toEqual({ added: 5, removed: 140, unchanged: 60 });
     expect((await sandbox.stats()).list_items).toBe(before - 200 + 65);
 
+    // From a machine with no record of the list the limit cannot be applied: said, not silently skipped.
+    const elsewhere = await runBinary(['lists', 'update', String(id), cut, '--yes', '--max-removed', '10%'], {
+      env: pushEnv(sandbox),
+    });
+    expect(elsewhere.code, elsewhere.stderr).toBe(0);
+    expect(elsewhere.stderr).toContain(
+      `Warning: --max-removed is not applied: there is no record here of list ${id}'s values`,
+    );
+
     const bad = await runBinary(['lists', 'update', String(id), cut, '--yes', '--max-removed', '150%'], { env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--max-removed takes a number of values (500) or a percentage from 0% to 100%');

@@ -175,6 +175,8 @@ export function checkFolder(spec: FolderSpec): CheckResult {
       `make it writable by the user running leadctl, or set ${spec.variable} to a folder it can write`,
       ExitCode.USAGE,
     );
+  // Secrets others can read first: the worse news.
+  if (failure) return fail(name, failure.value, failure.hint, ExitCode.USAGE);
   // A folder inside made by another user (a run as root, once) stops a push at its lock or journal.
   // Only leadctl's own folders: the temp folder holds everyone's.
   const stuck = (spec.private ? files(path) : []).filter((f) => {
@@ -196,7 +198,6 @@ export function checkFolder(spec: FolderSpec): CheckResult {
       `give ${stuck.length === 1 ? 'it' : 'them'} to the user running leadctl: chown -R "$(id -un)" ${path} (as root)`,
       ExitCode.USAGE,
     );
-  if (failure) return fail(name, failure.value, failure.hint, ExitCode.USAGE);
 
   const room = space(path);
   const value = `${path}${from}: ${[...notes, ...warnings, 'writable', ...(room ? [`${bytes(room.free)} free`] : [])].join(', ')}`;

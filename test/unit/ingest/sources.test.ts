@@ -169,6 +169,11 @@ describe('openInput', () => {
     expect(command).toBeDefined();
     const expected = bytes.subarray(0, at).toString('latin1').split('\n').length;
     expect(execFileSync('sh', ['-c', command!], { cwd: dir, encoding: 'utf8' }).trim()).toBe(String(expected));
+    // Gzipped, the offset is into the text: the command inflates first.
+    const gz = await failure(text(await openInput(file('late-bad.csv.gz', gzipSync(bytes)), io())));
+    const gzCommand = /its line: (.*)$/.exec(gz.hint ?? '')?.[1];
+    expect(gzCommand).toContain('gzip -dc');
+    expect(execFileSync('sh', ['-c', gzCommand!], { cwd: dir, encoding: 'utf8' }).trim()).toBe(String(expected));
   });
 
   it('decodes UTF-16 little-endian with a BOM (spreadsheet "Unicode text")', async () => {
