@@ -48,12 +48,13 @@ export function maskLongNumbers(text: string): string {
 }
 
 /**
- * Text of another program (the service's messages, commander's): an SSN as 123-45-6789 and runs
- * of eight or more bare digits (an SSN, an account or card number) show their last four only;
- * dates, amounts and short ids stay as they are.
+ * Text of another program (the service's messages, commander's): an SSN as 123-45-6789 or
+ * 123 45 6789, and runs of eight or more bare digits (an SSN, an account or card number) show
+ * their last four only; dates, amounts and short ids stay as they are.
  */
 export function maskPersonalNumbers(text: string): string {
-  return text.replace(/(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])|(?<![\d.])\d{8,}(?![\d.]*\d)/g, (run) =>
-    maskAllButLast(run),
+  return text.replace(
+    /(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])|(?<!\d ?)\d{3} \d{2} \d{4}(?! ?\d)|(?<![\d.])\d{8,}(?![\d.]*\d)/g,
+    (run) => maskAllButLast(run),
   );
 }

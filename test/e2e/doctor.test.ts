@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -308,6 +308,13 @@ describe('leadctl doctor run by the cron job’s user (built binary)', () => {
       );
       expect(check?.value).toBe(`${state} (from LEADCTL_STATE_DIR): locks inside it is not writable`);
       expect(check?.hint).toContain('chown -R');
+      // The folder given back, but a journal inside it root's (0600): the push could not read it.
+      chownSync(join(state, 'locks'), nobody, nobody);
+      writeFileSync(join(state, 'journals', 'k.ndjson'), '{}\n', { mode: 0o600 });
+      const file = asNobody(['doctor', '--offline', '-o', 'json']);
+      expect(file.status, file.stderr).toBe(2);
+      const failed = (JSON.parse(file.stdout) as { status: string; value: string }[]).find((c) => c.status === 'fail');
+      expect(failed?.value).toBe(`${state} (from LEADCTL_STATE_DIR): journals/k.ndjson inside it is not writable`);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -1,4 +1,4 @@
-import { accessSync, constants, type Dirent, readdirSync, type Stats, statfsSync, statSync } from 'node:fs';
+import { accessSync, constants, type Dirent, existsSync, readdirSync, type Stats, statfsSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { ExitCode } from '../../errors.js';
 import { bytes, type CheckName, type CheckResult, errorCode, fail, ok, warn } from './check.js';
@@ -181,9 +181,12 @@ export function checkFolder(spec: FolderSpec): CheckResult {
   // Only leadctl's own folders: the temp folder holds everyone's.
   const stuck = (spec.private ? files(path) : []).filter((f) => {
     try {
-      return statSync(f).isDirectory() && writable(f) !== undefined;
-    } catch {
+      if (statSync(f).isDirectory()) return writable(f) !== undefined;
+      // A journal, record or lock file of root's: read and rewritten by every push.
+      accessSync(f, constants.R_OK | constants.W_OK);
       return false;
+    } catch {
+      return existsSync(f);
     }
   });
   if (stuck.length)
