@@ -87,15 +87,15 @@ export class RunFiles {
     this.source = source;
   }
 
-  /**
-   * Writes the files and returns the exit code: the run's, or 2 when the run succeeded but a
-   * file could not be written (the operator relies on it).
-   */
   /** Writes nothing (the files belong to another run). */
   skip(): void {
     this.unwatch();
   }
 
+  /**
+   * Writes the files and returns the exit code: the run's, or 2 when the run succeeded but a
+   * file could not be written (the operator relies on it).
+   */
   async finish(exitCode: number, error?: RunFacts['error']): Promise<number> {
     this.unwatch();
     const [facts, { writeReport, writeMetrics }, { packageVersion }] = await Promise.all([
